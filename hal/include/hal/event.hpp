@@ -1,0 +1,34 @@
+// hal::Event: a marker in a stream's work, for cross-stream ordering, host
+// waits and timing. A cheap, copyable handle; destroyed with the last copy.
+#pragma once
+
+#include <memory>
+
+#include "hal/device.hpp"
+#include "hal/driver.h"
+
+namespace hal {
+
+class Stream;
+namespace detail {
+struct EventState;
+}
+
+class Event {
+ public:
+  void record(const Stream& stream) const;
+  bool query() const;  // true when the recorded work has completed
+  void synchronize() const;
+  // Needs HAL_EVENT_TIMING on both; NOT_READY while either is pending.
+  static float elapsed_ms(const Event& start, const Event& end);
+
+  Device device() const;
+  hal_event* handle() const;
+
+ private:
+  friend class Device;
+  explicit Event(std::shared_ptr<detail::EventState> state);
+  std::shared_ptr<detail::EventState> state_;
+};
+
+}  // namespace hal

@@ -1,0 +1,46 @@
+// hal::Error: how the C++ API reports failure.
+//
+// Every hal_status a driver returns, and every error the core itself detects
+// (loader, validation, allocator), surfaces as a hal::Error carrying the
+// status code and a message. The core owns hal_status objects; callers of the
+// C++ API never see them.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "hal/driver.h"
+
+namespace hal {
+
+enum class StatusCode : int {
+  kOk = HAL_STATUS_OK,
+  kInvalidArgument = HAL_STATUS_INVALID_ARGUMENT,
+  kNotFound = HAL_STATUS_NOT_FOUND,
+  kOutOfMemory = HAL_STATUS_OUT_OF_MEMORY,
+  kUnsupported = HAL_STATUS_UNSUPPORTED,
+  kUnavailable = HAL_STATUS_UNAVAILABLE,
+  kDeviceLost = HAL_STATUS_DEVICE_LOST,
+  kAborted = HAL_STATUS_ABORTED,
+  kInternal = HAL_STATUS_INTERNAL,
+  kNotReady = HAL_STATUS_NOT_READY,
+  kVersionMismatch = HAL_STATUS_VERSION_MISMATCH,
+};
+
+// "INVALID_ARGUMENT", "OUT_OF_MEMORY", …; "UNKNOWN(<n>)" for other values.
+std::string to_string(StatusCode code);
+
+class Error : public std::runtime_error {
+ public:
+  Error(StatusCode code, const std::string& message);
+  StatusCode code() const noexcept { return code_; }
+  // The message without the "<CODE>: " prefix that what() carries.
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  StatusCode code_;
+  std::string message_;
+};
+
+}  // namespace hal
