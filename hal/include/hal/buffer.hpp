@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "hal/driver.h"
+#include "hal/export.hpp"
 
 namespace hal {
 
@@ -17,7 +18,7 @@ namespace detail {
 struct DeviceState;
 }
 
-class Buffer {
+class HAL_API Buffer {
  public:
   Buffer() = default;
   Buffer(Buffer&& other) noexcept;
@@ -41,7 +42,7 @@ class Buffer {
   uint64_t size_ = 0;
 };
 
-class HostBuffer {
+class HAL_API HostBuffer {
  public:
   HostBuffer() = default;
   HostBuffer(HostBuffer&& other) noexcept;

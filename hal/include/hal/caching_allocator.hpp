@@ -25,6 +25,7 @@
 
 #include "hal/device.hpp"
 #include "hal/driver.h"
+#include "hal/export.hpp"
 
 namespace hal {
 
@@ -44,7 +45,7 @@ struct AllocatorStats {
   uint64_t num_cache_flushes = 0;     // empty_cache(), explicit or on OOM
 };
 
-class CachingAllocator {
+class HAL_API CachingAllocator {
  public:
   explicit CachingAllocator(Device device);
   ~CachingAllocator();

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "hal/driver.h"
+#include "hal/export.hpp"
 
 namespace hal {
 
@@ -49,7 +50,7 @@ struct MemoryInfo {
   uint64_t total = 0;
 };
 
-class Device {
+class HAL_API Device {
  public:
   int ordinal() const;
   const DeviceProperties& properties() const;

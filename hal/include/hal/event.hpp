@@ -6,6 +6,7 @@
 
 #include "hal/device.hpp"
 #include "hal/driver.h"
+#include "hal/export.hpp"
 
 namespace hal {
 
@@ -14,7 +15,7 @@ namespace detail {
 struct EventState;
 }
 
-class Event {
+class HAL_API Event {
  public:
   void record(const Stream& stream) const;
   bool query() const;  // true when the recorded work has completed

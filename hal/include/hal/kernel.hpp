@@ -14,6 +14,7 @@
 
 #include "hal/device.hpp"
 #include "hal/driver.h"
+#include "hal/export.hpp"
 
 namespace hal {
 
@@ -21,7 +22,7 @@ namespace detail {
 struct ModuleState;
 }
 
-class Kernel {
+class HAL_API Kernel {
  public:
   const std::string& name() const { return name_; }
   hal_kernel* handle() const { return handle_; }
@@ -38,7 +39,7 @@ class Kernel {
   std::string name_;
 };
 
-class Module {
+class HAL_API Module {
  public:
   Kernel kernel(std::string_view name) const;
   hal_module* handle() const;
@@ -52,17 +53,17 @@ class Module {
 
 // A tensor argument; empty `strides` means contiguous (row-major).
 // Throws INVALID_ARGUMENT for rank > HAL_MAX_RANK or mismatched spans.
-hal_arg tensor_arg(hal_devptr data, hal_dtype dtype,
-                   std::span<const int64_t> sizes,
-                   std::span<const int64_t> strides = {});
-hal_arg tensor_arg(hal_devptr data, hal_dtype dtype,
-                   std::initializer_list<int64_t> sizes,
-                   std::initializer_list<int64_t> strides = {});
-hal_arg scalar_arg(int64_t value);
-hal_arg scalar_arg(double value);
+HAL_API hal_arg tensor_arg(hal_devptr data, hal_dtype dtype,
+                           std::span<const int64_t> sizes,
+                           std::span<const int64_t> strides = {});
+HAL_API hal_arg tensor_arg(hal_devptr data, hal_dtype dtype,
+                           std::initializer_list<int64_t> sizes,
+                           std::initializer_list<int64_t> strides = {});
+HAL_API hal_arg scalar_arg(int64_t value);
+HAL_API hal_arg scalar_arg(double value);
 
 // Bytes per element: 4 for F32, 1 for BOOL, …; 0 for an unknown dtype.
-size_t dtype_size(hal_dtype dtype);
-const char* dtype_name(hal_dtype dtype);
+HAL_API size_t dtype_size(hal_dtype dtype);
+HAL_API const char* dtype_name(hal_dtype dtype);
 
 }  // namespace hal

@@ -7,8 +7,10 @@
 
 #include <spdlog/logger.h>
 
+#include "hal/export.hpp"
+
 namespace hal {
 
-spdlog::logger& logger();
+HAL_API spdlog::logger& logger();
 
 }  // namespace hal

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hal/export.hpp"
+
 namespace hal {
 
 class Device;
@@ -30,7 +32,7 @@ struct DriverInfo {
   uint32_t abi_minor = 0;
 };
 
-class Runtime {
+class HAL_API Runtime {
  public:
   // Loads `driver` (a name or a path). Empty: $HAL_DRIVER, else "cpu_ref".
   // Throws hal::Error: NOT_FOUND naming every path tried, VERSION_MISMATCH
@@ -49,7 +51,7 @@ class Runtime {
 };
 
 // Directories searched for drivers by name, in order.
-std::vector<std::string> driver_search_path();
+HAL_API std::vector<std::string> driver_search_path();
 
 // Every libhal_driver_*.so in the search path: what loaded, or why not.
 struct DriverProbe {
@@ -57,6 +59,6 @@ struct DriverProbe {
   std::optional<DriverInfo> info;  // set when the driver loaded
   std::string error;               // set when it did not
 };
-std::vector<DriverProbe> discover_drivers();
+HAL_API std::vector<DriverProbe> discover_drivers();
 
 }  // namespace hal

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "hal/driver.h"
+#include "hal/export.hpp"
 
 namespace hal {
 
@@ -29,9 +30,9 @@ enum class StatusCode : int {
 };
 
 // "INVALID_ARGUMENT", "OUT_OF_MEMORY", …; "UNKNOWN(<n>)" for other values.
-std::string to_string(StatusCode code);
+HAL_API std::string to_string(StatusCode code);
 
-class Error : public std::runtime_error {
+class HAL_API Error : public std::runtime_error {
  public:
   Error(StatusCode code, const std::string& message);
   StatusCode code() const noexcept { return code_; }
@@ -42,5 +43,11 @@ class Error : public std::runtime_error {
   StatusCode code_;
   std::string message_;
 };
+
+// For code that calls driver entries directly through Device::api() (the
+// conformance error-path tests, hot paths of the torch backend): takes
+// ownership of the status such a call returned, frees it and returns its
+// code; NULL is kOk. Every status must be freed by the core, which owns them.
+HAL_API StatusCode take_status(hal_status* status);
 
 }  // namespace hal

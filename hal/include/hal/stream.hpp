@@ -12,6 +12,7 @@
 
 #include "hal/device.hpp"
 #include "hal/driver.h"
+#include "hal/export.hpp"
 
 namespace hal {
 
@@ -21,7 +22,7 @@ namespace detail {
 struct StreamState;
 }
 
-class Stream {
+class HAL_API Stream {
  public:
   // Copies `bytes`. A copy from or to pageable host memory has completed
   // when the call returns; with pinned memory (Device::allocate_host) it is

@@ -1,0 +1,238 @@
+// hal_bench: launch latency, copy bandwidth and allocator cost of one HAL
+// driver ($HAL_DRIVER, default cpu_ref), each ratio taken against a baseline
+// measured in the same process (plain memcpy, raw driver allocation), so the
+// numbers compare like with like on whatever machine runs them.
+//
+// Every benchmark uses real time: the work runs on driver threads, so the
+// calling thread's CPU time says nothing. bench/report.py turns the JSON
+// output into the table of docs/performance.md.
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "hal/hal.hpp"
+
+namespace {
+
+constexpr uint64_t kKiB = 1ull << 10;
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kCopyBytes = 64 * kMiB;
+
+const hal::Device& bench_device() {
+  static const hal::Device device = hal::Runtime::open().device(0);
+  return device;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Mean seconds per call of `op`, over at least `min_seconds` after one
+// warm-up call: the in-process baseline a ratio is taken against.
+template <typename Op>
+double seconds_per_call(Op&& op, double min_seconds = 0.25) {
+  op();
+  uint64_t calls = 0;
+  const auto start = Clock::now();
+  double elapsed = 0;
+  do {
+    op();
+    ++calls;
+    elapsed = seconds_since(start);
+  } while (elapsed < min_seconds);
+  return elapsed / static_cast<double>(calls);
+}
+
+// Host memory with every page touched, so no benchmark times page faults.
+std::vector<std::byte> touched_host_memory(uint64_t bytes) {
+  return std::vector<std::byte>(bytes, std::byte{1});
+}
+
+// Measured anew by each copy benchmark, right before its own timing, so
+// both sides of the ratio see the same machine load.
+double memcpy_bytes_per_second() {
+  std::vector<std::byte> src = touched_host_memory(kCopyBytes);
+  std::vector<std::byte> dst = touched_host_memory(kCopyBytes);
+  const double seconds = seconds_per_call([&] {
+    std::memcpy(dst.data(), src.data(), kCopyBytes);
+    benchmark::ClobberMemory();
+  });
+  return kCopyBytes / seconds;
+}
+
+void BM_Memcpy(benchmark::State& state) {
+  std::vector<std::byte> src = touched_host_memory(kCopyBytes);
+  std::vector<std::byte> dst = touched_host_memory(kCopyBytes);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), kCopyBytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * kCopyBytes));
+}
+
+// Enqueue-to-complete of the smallest kernel: fill one f32, then wait.
+void BM_LaunchLatency(benchmark::State& state) {
+  const hal::Device& device = bench_device();
+  hal::Stream stream = device.create_stream();
+  hal::Buffer out = device.allocate(sizeof(float));
+  hal::Kernel fill = device.kernel(HAL_KERNEL_FILL);
+  const hal_arg args[] = {hal::tensor_arg(out.ptr(), HAL_DTYPE_F32, {1}),
+                          hal::scalar_arg(1.0)};
+  stream.launch(fill, args);
+  stream.synchronize();
+  for (auto _ : state) {
+    stream.launch(fill, args);
+    stream.synchronize();
+  }
+}
+
+// What launch latency includes just to wait on a stream.
+void BM_SynchronizeIdleStream(benchmark::State& state) {
+  hal::Stream stream = bench_device().create_stream();
+  for (auto _ : state) stream.synchronize();
+}
+
+enum class HostMemory { kPinned, kPageable };
+
+// A 64 MiB copy between host and device memory, waited for; "vs_memcpy" is
+// its bandwidth over memcpy's in this process.
+void BM_Copy(benchmark::State& state, hal_copy_kind kind, HostMemory memory) {
+  const hal::Device& device = bench_device();
+  hal::Stream stream = device.create_stream();
+  hal::Buffer device_buffer = device.allocate(kCopyBytes);
+  const uint8_t zero = 0;
+  stream.fill(device_buffer.ptr(), &zero, 1, kCopyBytes);
+  hal::HostBuffer pinned;
+  std::vector<std::byte> pageable;
+  void* host = nullptr;
+  if (memory == HostMemory::kPinned) {
+    pinned = device.allocate_host(kCopyBytes);
+    std::memset(pinned.data(), 1, kCopyBytes);
+    host = pinned.data();
+  } else {
+    pageable = touched_host_memory(kCopyBytes);
+    host = pageable.data();
+  }
+  const uint64_t host_address = reinterpret_cast<uintptr_t>(host);
+  const uint64_t dst =
+      kind == HAL_COPY_HOST_TO_DEVICE ? device_buffer.ptr() : host_address;
+  const uint64_t src =
+      kind == HAL_COPY_HOST_TO_DEVICE ? host_address : device_buffer.ptr();
+  const double baseline = memcpy_bytes_per_second();
+  stream.synchronize();
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    stream.copy(kind, dst, src, kCopyBytes);
+    stream.synchronize();
+  }
+  const double seconds = seconds_since(start);
+  const double bytes = static_cast<double>(state.iterations() * kCopyBytes);
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["vs_memcpy"] = bytes / seconds / baseline;
+}
+
+// One allocate + free pair served from the caching allocator's cache;
+// "speedup_vs_driver" is the raw driver pair's time over this one's.
+void BM_CachingAllocatorPair(benchmark::State& state, uint64_t bytes) {
+  const hal::Device& device = bench_device();
+  hal::Stream stream = device.create_stream();
+  hal::CachingAllocator allocator(device);
+  allocator.free(allocator.allocate(bytes, stream));  // fills the cache
+  const double driver_pair_seconds = seconds_per_call(
+      [&] { benchmark::DoNotOptimize(device.allocate(bytes)); });
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    hal_devptr ptr = allocator.allocate(bytes, stream);
+    benchmark::DoNotOptimize(ptr);
+    allocator.free(ptr);
+  }
+  const double pair_seconds =
+      seconds_since(start) / static_cast<double>(state.iterations());
+  state.counters["speedup_vs_driver"] = driver_pair_seconds / pair_seconds;
+  state.counters["driver_allocs"] =
+      static_cast<double>(allocator.stats().num_driver_allocs);
+}
+
+// The baseline: Device::allocate and the Buffer's free, straight to the driver.
+void BM_DriverAllocatePair(benchmark::State& state, uint64_t bytes) {
+  const hal::Device& device = bench_device();
+  for (auto _ : state) benchmark::DoNotOptimize(device.allocate(bytes));
+}
+
+// Runs a benchmark body; a hal::Error (a driver without a kernel, out of
+// memory) fails that benchmark with its message instead of the whole run.
+template <typename Body, typename... Args>
+benchmark::internal::Benchmark* add(const std::string& name, Body body,
+                                    Args... args) {
+  return benchmark::RegisterBenchmark(name.c_str(),
+                                      [body, args...](benchmark::State& state) {
+                                        try {
+                                          body(state, args...);
+                                        } catch (const hal::Error& error) {
+                                          state.SkipWithError(error.what());
+                                        }
+                                      })
+      ->UseRealTime();
+}
+
+void register_benchmarks() {
+  add("launch/fill_1_element", BM_LaunchLatency)->Unit(benchmark::kMicrosecond);
+  add("stream/synchronize_idle", BM_SynchronizeIdleStream)
+      ->Unit(benchmark::kMicrosecond);
+  add("memcpy/64MiB", BM_Memcpy)->Unit(benchmark::kMillisecond);
+  const struct {
+    const char* name;
+    hal_copy_kind kind;
+    HostMemory memory;
+  } copies[] = {
+      {"copy/h2d/pinned/64MiB", HAL_COPY_HOST_TO_DEVICE, HostMemory::kPinned},
+      {"copy/h2d/pageable/64MiB", HAL_COPY_HOST_TO_DEVICE,
+       HostMemory::kPageable},
+      {"copy/d2h/pinned/64MiB", HAL_COPY_DEVICE_TO_HOST, HostMemory::kPinned},
+      {"copy/d2h/pageable/64MiB", HAL_COPY_DEVICE_TO_HOST,
+       HostMemory::kPageable},
+  };
+  for (const auto& copy : copies) {
+    add(copy.name, BM_Copy, copy.kind, copy.memory)
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (auto [bytes, size] :
+       {std::pair{4 * kKiB, "4KiB"}, std::pair{kMiB, "1MiB"}}) {
+    add(fmt::format("alloc/caching/{}", size), BM_CachingAllocatorPair, bytes)
+        ->Unit(benchmark::kNanosecond);
+    add(fmt::format("alloc/driver/{}", size), BM_DriverAllocatePair, bytes)
+        ->Unit(benchmark::kNanosecond);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  try {
+    const hal::Runtime runtime = hal::Runtime::open();
+    const hal::Device device = runtime.device(0);
+    benchmark::AddCustomContext(
+        "hal_driver",
+        fmt::format("{} {} ({})", runtime.driver().name,
+                    runtime.driver().version, runtime.driver().path));
+    benchmark::AddCustomContext("hal_device", device.properties().name);
+  } catch (const hal::Error& error) {
+    fmt::print(stderr, "hal_bench: cannot open a device: {}\n", error.what());
+    return 1;
+  }
+  register_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

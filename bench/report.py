@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Runs hal_bench (or reads its JSON output) and prints the performance table
+of docs/performance.md: each benchmark's measured value, its target, and
+whether it meets it, plus the machine it ran on.
+
+  python3 bench/report.py --bench build/default/bin/hal_bench
+  python3 bench/report.py --json results.json        # an earlier run's output
+
+Each benchmark runs --repetitions times; the table shows the median.
+Only the Python standard library is used.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+# name prefix -> (what is measured, how to read it from a run, unit, target
+# comparison, target value). Benchmarks without an entry are informational.
+TARGETS = [
+    ("launch/", "enqueue→complete latency", "real_time", "µs", "<=", 5.0),
+    ("copy/", "bandwidth / memcpy bandwidth", "vs_memcpy", "×", ">=", 0.70),
+    ("alloc/caching/", "allocate + free from cache", "real_time", "ns", "<=", 1000.0),
+]
+
+
+def run_bench(binary, repetitions, extra_args):
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
+        path = out.name
+    command = [binary, f"--benchmark_out={path}", "--benchmark_out_format=json",
+               f"--benchmark_repetitions={repetitions}",
+               "--benchmark_report_aggregates_only=true", *extra_args]
+    print("running:", " ".join(command), file=sys.stderr)
+    subprocess.run(command, check=True, stdout=sys.stderr)
+    with open(path) as f:
+        data = json.load(f)
+    os.unlink(path)
+    return data
+
+
+def medians(data):
+    """name -> the run to report: its median aggregate, else its single run."""
+    runs = {}
+    for run in data["benchmarks"]:
+        name = run["run_name"]
+        if run.get("run_type") == "aggregate":
+            if run.get("aggregate_name") == "median":
+                runs[name] = run
+        elif name not in runs or run.get("error_occurred"):
+            runs[name] = run
+    return runs
+
+
+def time_in(run, unit):
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[run["time_unit"]]
+    wanted = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3}[unit]
+    return run["real_time"] * scale / wanted
+
+
+def measured_text(name, run):
+    if run.get("error_occurred"):
+        return f"error: {run.get('error_message', '?')}"
+    if "bytes_per_second" in run:
+        text = f"{run['bytes_per_second'] / 1e9:.2f} GB/s"
+        if "vs_memcpy" in run:
+            text += f" ({run['vs_memcpy']:.2f}× memcpy)"
+        return text
+    unit = "ns" if run["time_unit"] == "ns" else "µs"
+    text = f"{time_in(run, unit):.2f} {unit}"
+    if "speedup_vs_driver" in run:
+        text += f" ({run['speedup_vs_driver']:.1f}× faster than the driver)"
+    return text
+
+
+def verdict(name, run):
+    for prefix, what, field, unit, op, target in TARGETS:
+        if not name.startswith(prefix):
+            continue
+        if run.get("error_occurred"):
+            return what, "FAIL"
+        value = time_in(run, unit) if field == "real_time" else run[field]
+        ok = value <= target if op == "<=" else value >= target
+        symbol = "≤" if op == "<=" else "≥"
+        return f"{what} {symbol} {target:g} {unit}", "pass" if ok else "FAIL"
+    return "(baseline / informational)", "—"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def table(data):
+    context = data.get("context", {})
+    lines = [
+        f"Machine: {cpu_model()}, nproc = {os.cpu_count()}, "
+        f"{platform.system()} {platform.release()}; load average "
+        f"{' '.join(f'{x:.1f}' for x in context.get('load_avg', []))}; "
+        f"date {context.get('date', datetime.datetime.now().isoformat())}.",
+        "",
+        f"Driver: {context.get('hal_driver', 'unknown')}; "
+        f"device: {context.get('hal_device', 'unknown')}.",
+        "",
+        "| Benchmark | Measured (median) | Target | Result |",
+        "|---|---|---|---|",
+    ]
+    for name, run in medians(data).items():
+        target, result = verdict(name, run)
+        shown = name.removesuffix("/real_time")
+        lines.append(f"| `{shown}` | {measured_text(name, run)} | {target} | {result} |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--bench", help="path of the hal_bench executable to run")
+    source.add_argument("--json", help="JSON written by hal_bench --benchmark_out")
+    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("bench_args", nargs="*", help="more hal_bench arguments (after --)")
+    args = parser.parse_args()
+    if args.bench:
+        data = run_bench(args.bench, args.repetitions, args.bench_args)
+    else:
+        with open(args.json) as f:
+            data = json.load(f)
+    print(table(data))
+
+
+if __name__ == "__main__":
+    main()

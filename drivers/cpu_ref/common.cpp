@@ -1,0 +1,58 @@
+// The host table and the exception-to-status conversion used by every entry.
+#include "common.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <system_error>
+
+namespace cpu_ref {
+namespace {
+
+const hal_host_api* g_host = nullptr;
+
+}  // namespace
+
+void SetHost(const hal_host_api* host) { g_host = host; }
+
+hal_status* MakeStatus(hal_status_code code, const std::string& message) {
+  if (g_host == nullptr) {
+    // The ABI gives no way to report anything before initialize(); calling
+    // an entry earlier is a core bug that must not pass for success.
+    std::fprintf(stderr, "cpu_ref: entry called before initialize(): %s\n",
+                 message.c_str());
+    std::abort();
+  }
+  return g_host->status_create(code, message.c_str());
+}
+
+void Log(hal_log_level level, const std::string& message) {
+  if (g_host != nullptr && HAL_STRUCT_HAS(g_host, hal_host_api, log) &&
+      g_host->log != nullptr) {
+    g_host->log(level, message.c_str());
+  }
+}
+
+hal_status* GuardImpl(const char* entry, void (*body)(void*), void* context) {
+  try {
+    body(context);
+    return nullptr;
+  } catch (const Error& error) {
+    return MakeStatus(error.code, fmt::format("cpu_ref {}: {}", entry, error.message));
+  } catch (const std::bad_alloc&) {
+    return MakeStatus(HAL_STATUS_OUT_OF_MEMORY,
+                      fmt::format("cpu_ref {}: out of host memory", entry));
+  } catch (const std::system_error& error) {
+    // Thread and mutex creation fail this way when the OS runs out of them.
+    return MakeStatus(HAL_STATUS_UNAVAILABLE,
+                      fmt::format("cpu_ref {}: {}", entry, error.what()));
+  } catch (const std::exception& error) {
+    return MakeStatus(HAL_STATUS_INTERNAL,
+                      fmt::format("cpu_ref {}: {}", entry, error.what()));
+  } catch (...) {
+    return MakeStatus(HAL_STATUS_INTERNAL,
+                      fmt::format("cpu_ref {}: unknown exception", entry));
+  }
+}
+
+}  // namespace cpu_ref

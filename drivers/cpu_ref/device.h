@@ -1,0 +1,62 @@
+// A CPU reference device: its memory, its default stream and its standard
+// kernels. Devices are created on first use (HAL_CPU_REF_DEVICES of them,
+// default 1), each with a memory budget of HAL_CPU_REF_MEMORY bytes or the
+// machine's physical memory, and live until the process exits.
+#ifndef HAL_DRIVERS_CPU_REF_DEVICE_H_
+#define HAL_DRIVERS_CPU_REF_DEVICE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "hal/driver.h"
+#include "memory.h"
+
+namespace cpu_ref {
+
+class Stream;
+struct Kernel;
+
+inline constexpr uint32_t kMinAlignment = 64;
+// Stream priorities are accepted in [kPriorityHigh, kPriorityLow]; every
+// stream has its own worker thread, so a priority changes nothing.
+inline constexpr int32_t kPriorityLow = 0;
+inline constexpr int32_t kPriorityHigh = -1;
+
+class Device {
+ public:
+  Device(int32_t ordinal, uint64_t memory_budget);
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  ~Device();
+
+  int32_t ordinal() const { return ordinal_; }
+  AllocationMap& memory() { return memory_; }
+  const AllocationMap& memory() const { return memory_; }
+  const std::shared_ptr<Stream>& default_stream() const { return default_stream_; }
+  const std::vector<Kernel>& kernels() const { return *kernels_; }
+
+  hal_device* handle() { return reinterpret_cast<hal_device*>(this); }
+
+ private:
+  const int32_t ordinal_;
+  AllocationMap memory_;
+  std::shared_ptr<Stream> default_stream_;
+  std::unique_ptr<std::vector<Kernel>> kernels_;
+};
+
+// Bytes each device (and the pinned host pool) may hand out.
+uint64_t MemoryBudget();
+// All devices of the driver; created on first call.
+const std::vector<std::unique_ptr<Device>>& Devices();
+// Validates a device handle (INVALID_ARGUMENT if it is not one of ours).
+Device& GetDevice(const hal_device* handle);
+
+hal_status* DeviceCount(int32_t* out_count);
+hal_status* DeviceOpen(int32_t ordinal, hal_device** out_device);
+hal_status* DeviceProperties(hal_device* device, hal_device_properties* out);
+hal_status* MemoryInfo(hal_device* device, uint64_t* out_free, uint64_t* out_total);
+
+}  // namespace cpu_ref
+
+#endif  // HAL_DRIVERS_CPU_REF_DEVICE_H_

@@ -1,0 +1,175 @@
+// Argument validation for the standard kernels.
+#include "kernels/args.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "common.h"
+#include "device.h"
+#include "dtype.h"
+
+namespace cpu_ref {
+namespace {
+
+// Largest element count or byte extent accepted; keeps all offset
+// arithmetic far from int64 overflow.
+constexpr __int128 kMaxExtent = __int128{1} << 62;
+
+}  // namespace
+
+Shape TensorArg::shape() const {
+  Shape shape;
+  shape.rank = tensor.rank;
+  for (int d = 0; d < tensor.rank; ++d) shape.sizes[d] = tensor.sizes[d];
+  return shape;
+}
+
+StridedOperand TensorArg::operand() const {
+  StridedOperand operand;
+  operand.base = reinterpret_cast<char*>(tensor.data);
+  for (int d = 0; d < tensor.rank; ++d) {
+    operand.byte_strides[d] = tensor.strides[d] * element_size;
+  }
+  return operand;
+}
+
+bool TensorArg::Overlaps(const TensorArg& other) const {
+  return num_elements > 0 && other.num_elements > 0 && first_byte < other.end_byte &&
+         other.first_byte < end_byte;
+}
+
+template <typename Dst>
+Dst ScalarArg::As() const {
+  return is_integer ? ConvertTo<Dst>(i64) : ConvertTo<Dst>(f64);
+}
+
+#define CPU_REF_INSTANTIATE_AS(T) template T ScalarArg::As<T>() const;
+CPU_REF_INSTANTIATE_AS(float)
+CPU_REF_INSTANTIATE_AS(double)
+CPU_REF_INSTANTIATE_AS(Half)
+CPU_REF_INSTANTIATE_AS(BFloat16)
+CPU_REF_INSTANTIATE_AS(int64_t)
+CPU_REF_INSTANTIATE_AS(int32_t)
+CPU_REF_INSTANTIATE_AS(int16_t)
+CPU_REF_INSTANTIATE_AS(int8_t)
+CPU_REF_INSTANTIATE_AS(uint8_t)
+CPU_REF_INSTANTIATE_AS(Bool8)
+#undef CPU_REF_INSTANTIATE_AS
+
+ArgChecker::ArgChecker(const char* kernel, const Device& device, const hal_arg* args,
+                       uint32_t num_args, uint32_t expected_args)
+    : kernel_(kernel), device_(device), args_(args) {
+  if (num_args != expected_args) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} takes {} arguments, got {}", kernel,
+         expected_args, num_args);
+  }
+  if (args == nullptr) Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: args is NULL", kernel);
+}
+
+TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
+  const hal_arg& arg = args_[index];
+  if (arg.kind != HAL_ARG_TENSOR) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: argument {} ({}) must be a tensor, got kind {}",
+         kernel_, index, name, arg.kind);
+  }
+  TensorArg result;
+  result.tensor = arg.value.tensor;
+  const hal_tensor& t = result.tensor;
+  if (!IsValidDtype(t.dtype)) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has invalid dtype {}", kernel_, name,
+         t.dtype);
+  }
+  if (t.rank < 0 || t.rank > HAL_MAX_RANK) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has rank {}, outside [0, {}]", kernel_,
+         name, t.rank, HAL_MAX_RANK);
+  }
+  result.element_size = DtypeSize(t.dtype);
+  __int128 count = 1;
+  __int128 low = 0;   // most negative element offset
+  __int128 high = 0;  // most positive element offset
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.sizes[d] < 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has negative size {} in dim {}", kernel_,
+           name, t.sizes[d], d);
+    }
+    count *= t.sizes[d];
+    if (count > kMaxExtent) count = kMaxExtent + 1;  // keep the product bounded
+    if (t.sizes[d] > 0) {
+      const __int128 reach = static_cast<__int128>(t.strides[d]) * (t.sizes[d] - 1);
+      (reach < 0 ? low : high) += reach;
+    }
+  }
+  if (count > kMaxExtent) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has too many elements", kernel_, name);
+  }
+  result.num_elements = static_cast<int64_t>(count);
+  if (count == 0) return result;
+  if (t.data == HAL_DEVPTR_NULL) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has NULL data but {} elements", kernel_,
+         name, result.num_elements);
+  }
+  const __int128 first = static_cast<__int128>(t.data) + low * result.element_size;
+  const __int128 end = static_cast<__int128>(t.data) + (high + 1) * result.element_size;
+  if (first < 0 || end > static_cast<__int128>(UINT64_MAX) || high - low > kMaxExtent) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: {}'s strided extent falls outside the address space", kernel_, name);
+  }
+  result.first_byte = static_cast<uint64_t>(first);
+  result.end_byte = static_cast<uint64_t>(end);
+  if (!device_.memory().Contains(result.first_byte,
+                                                      result.end_byte - result.first_byte)) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: {} spans [{:#x}, {:#x}) ({} bytes), which does not lie inside one live "
+         "allocation of device {}",
+         kernel_, name, result.first_byte, result.end_byte,
+         result.end_byte - result.first_byte, device_.ordinal());
+  }
+  return result;
+}
+
+ScalarArg ArgChecker::Scalar(uint32_t index, const char* name) const {
+  const hal_arg& arg = args_[index];
+  ScalarArg result;
+  if (arg.kind == HAL_ARG_I64) {
+    result.is_integer = true;
+    result.i64 = arg.value.i64;
+  } else if (arg.kind == HAL_ARG_F64) {
+    result.f64 = arg.value.f64;
+  } else {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: argument {} ({}) must be an i64 or f64 scalar, got kind {}", kernel_, index,
+         name, arg.kind);
+  }
+  return result;
+}
+
+void ArgChecker::SameDtype(const TensorArg& tensor, const char* name,
+                           const TensorArg& reference, const char* reference_name) const {
+  if (tensor.dtype() != reference.dtype()) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} is {} but {} is {}; they must match",
+         kernel_, name, DtypeName(tensor.dtype()), reference_name,
+         DtypeName(reference.dtype()));
+  }
+}
+
+void ArgChecker::SameShape(const TensorArg& tensor, const char* name,
+                           const TensorArg& reference, const char* reference_name) const {
+  const Shape a = tensor.shape();
+  const Shape b = reference.shape();
+  if (a.rank == b.rank && std::equal(a.sizes.begin(), a.sizes.begin() + a.rank,
+                                     b.sizes.begin())) {
+    return;
+  }
+  Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has shape [{}] but {} has shape [{}]", kernel_,
+       name, fmt::join(a.sizes.begin(), a.sizes.begin() + a.rank, ", "), reference_name,
+       fmt::join(b.sizes.begin(), b.sizes.begin() + b.rank, ", "));
+}
+
+void ArgChecker::Unsupported(const TensorArg& tensor, const char* name,
+                             const char* allowed) const {
+  Fail(HAL_STATUS_UNSUPPORTED, "{}: {} dtype {} is not supported (only {})", kernel_, name,
+       DtypeName(tensor.dtype()), allowed);
+}
+
+}  // namespace cpu_ref

@@ -1,0 +1,92 @@
+// Standard kernel lookup and launch, and the (empty) module support:
+// cpu_ref loads no driver-native code, so module_load is UNSUPPORTED for
+// every format and no module handle is ever live.
+#include "kernels/kernel.h"
+
+#include <array>
+#include <cstring>
+
+#include "device.h"
+
+namespace cpu_ref {
+namespace {
+
+constexpr std::array<const KernelDef*, 6> kStandardKernels = {
+    &kFillKernel, &kCopyKernel, &kAddKernel, &kMulKernel, &kSumKernel, &kMatmulKernel};
+
+const Kernel& GetKernel(const hal_kernel* handle) {
+  if (handle == nullptr) Fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
+  for (const auto& device : Devices()) {
+    for (const Kernel& kernel : device->kernels()) {
+      if (kernel.handle() == handle) return kernel;
+    }
+  }
+  Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a cpu_ref kernel handle",
+       static_cast<const void*>(handle));
+}
+
+}  // namespace
+
+std::vector<Kernel> MakeStandardKernels(const Device* device) {
+  std::vector<Kernel> kernels;
+  for (const KernelDef* def : kStandardKernels) kernels.push_back({device, def});
+  return kernels;
+}
+
+hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
+                       uint64_t size, hal_module** out_module) {
+  return Guard("module_load", [&] {
+    GetDevice(device);
+    RequireNonNull(format, "format");
+    RequireNonNull(out_module, "out_module");
+    if (data == nullptr && size != 0) Fail(HAL_STATUS_INVALID_ARGUMENT, "data is NULL");
+    Fail(HAL_STATUS_UNSUPPORTED,
+         "module format \"{}\" is not supported; cpu_ref offers only the standard "
+         "kernel set",
+         format);
+  });
+}
+
+hal_status* ModuleUnload(hal_module* module) {
+  return Guard("module_unload", [&] {
+    RequireNonNull(module, "module");
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a live module (cpu_ref loads none)",
+         static_cast<const void*>(module));
+  });
+}
+
+hal_status* KernelLookup(hal_device* device_handle, hal_module* module, const char* name,
+                         hal_kernel** out_kernel) {
+  return Guard("kernel_lookup", [&] {
+    Device& device = GetDevice(device_handle);
+    RequireNonNull(name, "name");
+    RequireNonNull(out_kernel, "out_kernel");
+    if (module != nullptr) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a live module (cpu_ref loads none)",
+           static_cast<const void*>(module));
+    }
+    for (const Kernel& kernel : device.kernels()) {
+      if (std::strcmp(kernel.def->name, name) == 0) {
+        *out_kernel = kernel.handle();
+        return;
+      }
+    }
+    Fail(HAL_STATUS_NOT_FOUND, "no standard kernel named \"{}\"", name);
+  });
+}
+
+hal_status* Launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
+                   const hal_arg* args, uint32_t num_args) {
+  return Guard("launch", [&] {
+    std::shared_ptr<Stream> stream = GetStream(stream_handle);
+    const Kernel& kernel = GetKernel(kernel_handle);
+    if (kernel.device != stream->device()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "kernel {} of device {} cannot run on a stream of device {}", kernel.def->name,
+           kernel.device->ordinal(), stream->device()->ordinal());
+    }
+    stream->Enqueue(kernel.def->prepare(*kernel.device, args, num_args));
+  });
+}
+
+}  // namespace cpu_ref

@@ -1,0 +1,53 @@
+// The standard kernel set as the driver sees it: each kernel is a name and
+// a `prepare` function that validates a launch's arguments completely and
+// returns the operation to enqueue (or throws Error, changing nothing).
+// A Kernel is the per-device instance whose address is the hal_kernel
+// handle; it lives as long as its device.
+#ifndef HAL_DRIVERS_CPU_REF_KERNELS_KERNEL_H_
+#define HAL_DRIVERS_CPU_REF_KERNELS_KERNEL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "hal/driver.h"
+#include "stream.h"
+
+namespace cpu_ref {
+
+class Device;
+
+struct KernelDef {
+  const char* name;
+  Stream::Operation (*prepare)(const Device& device, const hal_arg* args,
+                               uint32_t num_args);
+};
+
+struct Kernel {
+  const Device* device;
+  const KernelDef* def;
+  hal_kernel* handle() const {
+    return reinterpret_cast<hal_kernel*>(const_cast<Kernel*>(this));
+  }
+};
+
+// Defined by the kernel sources, one per standard kernel.
+extern const KernelDef kFillKernel;
+extern const KernelDef kCopyKernel;
+extern const KernelDef kAddKernel;
+extern const KernelDef kMulKernel;
+extern const KernelDef kSumKernel;
+extern const KernelDef kMatmulKernel;
+
+std::vector<Kernel> MakeStandardKernels(const Device* device);
+
+hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
+                       uint64_t size, hal_module** out_module);
+hal_status* ModuleUnload(hal_module* module);
+hal_status* KernelLookup(hal_device* device, hal_module* module, const char* name,
+                         hal_kernel** out_kernel);
+hal_status* Launch(hal_stream* stream, hal_kernel* kernel, const hal_arg* args,
+                   uint32_t num_args);
+
+}  // namespace cpu_ref
+
+#endif  // HAL_DRIVERS_CPU_REF_KERNELS_KERNEL_H_

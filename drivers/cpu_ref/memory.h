@@ -1,0 +1,60 @@
+// Device memory and pinned host memory of the CPU reference device.
+//
+// A hal_devptr is the real host address of the allocation, so pointer
+// arithmetic works. Each device keeps an ordered map of its live allocations
+// (start -> size): it validates mem_free, bounds-checks every device range a
+// copy, fill or kernel touches, and accounts bytes against the device's
+// budget so OUT_OF_MEMORY is reported deterministically instead of being
+// hidden by Linux overcommit.
+//
+// Pinned host memory (host_alloc) lives in one process-wide registry, since
+// any stream may copy from it; a copy touching it is asynchronous.
+#ifndef HAL_DRIVERS_CPU_REF_MEMORY_H_
+#define HAL_DRIVERS_CPU_REF_MEMORY_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "hal/driver.h"
+
+namespace cpu_ref {
+
+// Thread-safe set of live, non-overlapping allocations with a byte budget.
+class AllocationMap {
+ public:
+  AllocationMap(const char* kind, uint64_t budget) : kind_(kind), budget_(budget) {}
+  ~AllocationMap();
+
+  uint64_t budget() const { return budget_; }
+  uint64_t used() const;
+
+  // Returns the address of `bytes` fresh bytes aligned to `alignment`
+  // (0 = kMinAlignment), or 0 when bytes == 0.
+  uint64_t Allocate(uint64_t bytes, uint64_t alignment);
+  void Free(uint64_t address);
+  // True when [address, address + bytes) lies inside one live allocation.
+  bool Contains(uint64_t address, uint64_t bytes) const;
+  // Throws INVALID_ARGUMENT naming `what` unless Contains().
+  void CheckContains(uint64_t address, uint64_t bytes, const char* what) const;
+
+ private:
+  const char* kind_;
+  const uint64_t budget_;
+  mutable std::mutex mutex_;
+  uint64_t used_ = 0;
+  std::map<uint64_t, uint64_t> live_;  // start -> size in bytes
+};
+
+// The registry of host_alloc memory, shared by all devices.
+AllocationMap& PinnedMemory();
+
+hal_status* MemAlloc(hal_device* device, uint64_t bytes, uint64_t alignment,
+                     hal_devptr* out_ptr);
+hal_status* MemFree(hal_device* device, hal_devptr ptr);
+hal_status* HostAlloc(hal_device* device, uint64_t bytes, void** out_ptr);
+hal_status* HostFree(hal_device* device, void* ptr);
+
+}  // namespace cpu_ref
+
+#endif  // HAL_DRIVERS_CPU_REF_MEMORY_H_

@@ -1,0 +1,216 @@
+// Stream worker, hand-off and the stream entries of the driver table.
+#include "stream.h"
+
+#include <chrono>
+
+#include "device.h"
+#include "event.h"
+
+namespace cpu_ref {
+namespace {
+
+// How long each side of a hand-off spins before blocking: long enough to
+// cover a launch + synchronize round trip, short enough not to matter
+// when the stream is really idle.
+constexpr auto kSpinTime = std::chrono::microseconds(50);
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until `done()` or kSpinTime has passed; returns done().
+template <typename Pred>
+bool SpinUntil(Pred done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      CpuRelax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+    // On an oversubscribed machine the thread we wait for may need this
+    // core; offer it before spinning on.
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+Stream::Stream(Device* device, bool is_default)
+    : device_(device), is_default_(is_default) {
+  worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+Stream::~Stream() { Shutdown(); }
+
+uint64_t Stream::Enqueue(Operation operation) {
+  std::lock_guard lock(mutex_);
+  if (stopping_) Fail(HAL_STATUS_INVALID_ARGUMENT, "stream is being destroyed");
+  queue_.push_back(std::move(operation));
+  const uint64_t sequence = ++enqueued_;
+  enqueued_hint_.store(sequence, std::memory_order_release);
+  if (worker_sleeping_) work_cv_.notify_one();
+  return sequence;
+}
+
+uint64_t Stream::LastEnqueued() const {
+  return enqueued_hint_.load(std::memory_order_acquire);
+}
+
+void Stream::WaitFor(uint64_t sequence) {
+  if (SpinUntil([&] { return IsComplete(sequence); })) return;
+  // Announce the sleeper before re-checking (seq_cst on both sides), so the
+  // worker either sees it and notifies, or we see its completion.
+  sleeping_waiters_.fetch_add(1);
+  {
+    std::unique_lock lock(mutex_);
+    done_cv_.wait(lock, [&] { return completed_.load() >= sequence; });
+  }
+  sleeping_waiters_.fetch_sub(1);
+}
+
+std::optional<Error> Stream::TakeError() {
+  std::lock_guard lock(mutex_);
+  std::optional<Error> error = std::move(first_error_);
+  first_error_.reset();
+  return error;
+}
+
+void Stream::Shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+    work_cv_.notify_one();
+  }
+  if (worker_.joinable()) worker_.join();
+}
+
+bool Stream::WaitForWork(std::unique_lock<std::mutex>& lock) {
+  worker_sleeping_ = true;
+  work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+  worker_sleeping_ = false;
+  return !queue_.empty();
+}
+
+void Stream::WorkerLoop() {
+  uint64_t taken = 0;
+  for (;;) {
+    SpinUntil([&] { return enqueued_hint_.load(std::memory_order_acquire) > taken; });
+    Operation operation;
+    {
+      std::unique_lock lock(mutex_);
+      if (queue_.empty() && !WaitForWork(lock)) return;  // stopping, drained
+      operation = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    ++taken;
+    try {
+      operation();
+    } catch (...) {
+      Error error{HAL_STATUS_INTERNAL, "operation failed"};
+      try {
+        throw;
+      } catch (const Error& e) {
+        error = e;
+      } catch (const std::bad_alloc&) {
+        error = {HAL_STATUS_OUT_OF_MEMORY, "out of host memory while executing"};
+      } catch (const std::exception& e) {
+        error.message = e.what();
+      } catch (...) {
+      }
+      std::lock_guard lock(mutex_);
+      if (!first_error_) first_error_ = std::move(error);
+    }
+    operation = nullptr;  // release captures before announcing completion
+    completed_.store(taken);
+    if (sleeping_waiters_.load() > 0) {
+      std::lock_guard lock(mutex_);
+      done_cv_.notify_all();
+    }
+  }
+}
+
+HandleRegistry<Stream, hal_stream>& StreamRegistry() {
+  static auto* registry = new HandleRegistry<Stream, hal_stream>("stream");
+  return *registry;
+}
+
+std::shared_ptr<Stream> GetStream(const hal_stream* handle) {
+  return StreamRegistry().Get(handle);
+}
+
+hal_status* StreamCreate(hal_device* device_handle, int32_t priority,
+                         hal_stream** out_stream) {
+  return Guard("stream_create", [&] {
+    Device& device = GetDevice(device_handle);
+    RequireNonNull(out_stream, "out_stream");
+    if (priority < kPriorityHigh || priority > kPriorityLow) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "priority {} is outside [{} (high), {} (low)]", priority, kPriorityHigh,
+           kPriorityLow);
+    }
+    *out_stream =
+        StreamRegistry().Add(std::make_shared<Stream>(&device, /*is_default=*/false));
+  });
+}
+
+hal_status* StreamDestroy(hal_stream* handle) {
+  return Guard("stream_destroy", [&] {
+    if (GetStream(handle)->is_default()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "the default stream cannot be destroyed");
+    }
+    // Draining before the object can go away is what keeps other streams'
+    // waits on this one finite.
+    StreamRegistry().Remove(handle)->Shutdown();
+  });
+}
+
+hal_status* StreamDefault(hal_device* device_handle, hal_stream** out_stream) {
+  return Guard("stream_default", [&] {
+    Device& device = GetDevice(device_handle);
+    RequireNonNull(out_stream, "out_stream");
+    *out_stream = device.default_stream()->handle();
+  });
+}
+
+hal_status* StreamSynchronize(hal_stream* handle) {
+  hal_status* status = Guard("stream_synchronize", [&] {
+    std::shared_ptr<Stream> stream = GetStream(handle);
+    stream->WaitFor(stream->LastEnqueued());
+    if (std::optional<Error> error = stream->TakeError()) throw *error;
+  });
+  return status;
+}
+
+hal_status* StreamQuery(hal_stream* handle, int32_t* out_idle) {
+  return Guard("stream_query", [&] {
+    std::shared_ptr<Stream> stream = GetStream(handle);
+    RequireNonNull(out_idle, "out_idle");
+    *out_idle = stream->IsComplete(stream->LastEnqueued()) ? 1 : 0;
+  });
+}
+
+hal_status* StreamWaitEvent(hal_stream* stream_handle, hal_event* event_handle) {
+  return Guard("stream_wait_event", [&] {
+    std::shared_ptr<Stream> stream = GetStream(stream_handle);
+    std::shared_ptr<Event> event = GetEvent(event_handle);
+    if (event->device() != stream->device()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "stream of device {} cannot wait on an event of device {}",
+           stream->device()->ordinal(), event->device()->ordinal());
+    }
+    std::optional<RecordPoint> point = event->LastRecord();
+    // Same-stream waits are implied by stream order; completed ones are free.
+    if (!point || point->stream == stream || point->stream->IsComplete(point->sequence)) {
+      return;
+    }
+    stream->Enqueue([point = std::move(*point)] { point.stream->WaitFor(point.sequence); });
+  });
+}
+
+}  // namespace cpu_ref

@@ -1,0 +1,111 @@
+// Copies and fills, validated on the caller's thread, run on the worker.
+#include "transfer.h"
+
+#include <array>
+#include <cstring>
+
+#include "device.h"
+#include "memory.h"
+#include "stream.h"
+
+namespace cpu_ref {
+namespace {
+
+// Checks a device range of a copy; returns the device that owns it.
+const Device* CheckDeviceRange(uint64_t address, uint64_t bytes, const char* what) {
+  for (const auto& device : Devices()) {
+    if (device->memory().Contains(address, bytes)) return device.get();
+  }
+  Fail(HAL_STATUS_INVALID_ARGUMENT,
+       "{} [{:#x}, {:#x}) ({} bytes) does not lie inside one live device allocation",
+       what, address, address + bytes, bytes);
+}
+
+// Checks a host range; returns true when it is pinned memory.
+bool CheckHostRange(uint64_t address, uint64_t bytes, const char* what) {
+  if (address == 0) Fail(HAL_STATUS_INVALID_ARGUMENT, "{} host pointer is NULL", what);
+  if (address + bytes < address) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} host range wraps around the address space",
+         what);
+  }
+  return PinnedMemory().Contains(address, bytes);
+}
+
+}  // namespace
+
+hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
+                 uint64_t src, uint64_t bytes) {
+  return Guard("copy", [&] {
+    std::shared_ptr<Stream> stream = GetStream(stream_handle);
+    // Read the enum's bytes: a caller may pass a value outside the enum,
+    // and loading such a value as hal_copy_kind would already be undefined.
+    static_assert(sizeof(kind) == sizeof(int32_t));
+    int32_t raw_kind;
+    std::memcpy(&raw_kind, &kind, sizeof(raw_kind));
+    if (raw_kind < HAL_COPY_HOST_TO_DEVICE || raw_kind > HAL_COPY_HOST_TO_HOST) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "unknown copy kind {}", raw_kind);
+    }
+    const bool dst_on_device =
+        raw_kind == HAL_COPY_HOST_TO_DEVICE || raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
+    const bool src_on_device =
+        raw_kind == HAL_COPY_DEVICE_TO_HOST || raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
+    if (bytes == 0) return;
+    bool asynchronous = true;
+    std::array<const Device*, 2> owners{};
+    if (dst_on_device) {
+      owners[0] = CheckDeviceRange(dst, bytes, "destination");
+    } else {
+      asynchronous &= CheckHostRange(dst, bytes, "destination");
+    }
+    if (src_on_device) {
+      owners[1] = CheckDeviceRange(src, bytes, "source");
+    } else {
+      asynchronous &= CheckHostRange(src, bytes, "source");
+    }
+    const Device* device = stream->device();
+    if ((owners[0] != nullptr || owners[1] != nullptr) && owners[0] != device &&
+        owners[1] != device) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "neither side of the copy is memory of the stream's device {}",
+           device->ordinal());
+    }
+    const uint64_t sequence = stream->Enqueue([dst, src, bytes] {
+      std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src),
+                   bytes);
+    });
+    if (!asynchronous) stream->WaitFor(sequence);
+  });
+}
+
+hal_status* Fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
+                 uint32_t pattern_bytes, uint64_t bytes) {
+  return Guard("fill", [&] {
+    std::shared_ptr<Stream> stream = GetStream(stream_handle);
+    RequireNonNull(pattern, "pattern");
+    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 &&
+        pattern_bytes != 8) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "pattern_bytes is {}, not 1, 2, 4 or 8",
+           pattern_bytes);
+    }
+    if (bytes % pattern_bytes != 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "{} bytes is not a multiple of pattern_bytes {}",
+           bytes, pattern_bytes);
+    }
+    if (bytes == 0) return;
+    stream->device()->memory().CheckContains(dst, bytes, "fill destination");
+    uint64_t value = 0;
+    std::memcpy(&value, pattern, pattern_bytes);
+    stream->Enqueue([dst, value, pattern_bytes, bytes] {
+      auto* out = reinterpret_cast<unsigned char*>(dst);
+      if (pattern_bytes == 1) {
+        std::memset(out, static_cast<int>(value), bytes);
+        return;
+      }
+      for (uint64_t offset = 0; offset < bytes; offset += pattern_bytes) {
+        std::memcpy(out + offset, &value, pattern_bytes);
+      }
+    });
+  });
+}
+
+}  // namespace cpu_ref
