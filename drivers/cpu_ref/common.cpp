@@ -33,25 +33,30 @@ void Log(hal_log_level level, const std::string& message) {
   }
 }
 
+Error CurrentExceptionAsError() {
+  try {
+    throw;
+  } catch (const Error& error) {
+    return error;
+  } catch (const std::bad_alloc&) {
+    return {HAL_STATUS_OUT_OF_MEMORY, "out of host memory"};
+  } catch (const std::system_error& error) {
+    return {HAL_STATUS_UNAVAILABLE, error.what()};
+  } catch (const std::exception& error) {
+    return {HAL_STATUS_INTERNAL, error.what()};
+  } catch (...) {
+    return {HAL_STATUS_INTERNAL, "unknown exception"};
+  }
+}
+
 hal_status* GuardImpl(const char* entry, void (*body)(void*), void* context) {
   try {
     body(context);
     return nullptr;
-  } catch (const Error& error) {
-    return MakeStatus(error.code, fmt::format("cpu_ref {}: {}", entry, error.message));
-  } catch (const std::bad_alloc&) {
-    return MakeStatus(HAL_STATUS_OUT_OF_MEMORY,
-                      fmt::format("cpu_ref {}: out of host memory", entry));
-  } catch (const std::system_error& error) {
-    // Thread and mutex creation fail this way when the OS runs out of them.
-    return MakeStatus(HAL_STATUS_UNAVAILABLE,
-                      fmt::format("cpu_ref {}: {}", entry, error.what()));
-  } catch (const std::exception& error) {
-    return MakeStatus(HAL_STATUS_INTERNAL,
-                      fmt::format("cpu_ref {}: {}", entry, error.what()));
   } catch (...) {
-    return MakeStatus(HAL_STATUS_INTERNAL,
-                      fmt::format("cpu_ref {}: unknown exception", entry));
+    const Error error = CurrentExceptionAsError();
+    return MakeStatus(error.code,
+                      fmt::format("cpu_ref {}: {}", entry, error.message));
   }
 }
 

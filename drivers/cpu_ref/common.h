@@ -36,6 +36,11 @@ void SetHost(const hal_host_api* host);
 hal_status* MakeStatus(hal_status_code code, const std::string& message);
 void Log(hal_log_level level, const std::string& message);
 
+// Maps the exception being handled (call only inside a catch block) to an
+// Error: Error itself, bad_alloc -> OUT_OF_MEMORY, system_error (no more
+// threads or mutexes) -> UNAVAILABLE, anything else -> INTERNAL.
+Error CurrentExceptionAsError();
+
 // Runs `body` and converts whatever it throws into a status naming `entry`.
 hal_status* GuardImpl(const char* entry, void (*body)(void*), void* context);
 
@@ -47,7 +52,9 @@ hal_status* Guard(const char* entry, Fn&& fn) noexcept {
 
 // Throws INVALID_ARGUMENT naming `what` when an out-param or input is NULL.
 inline void RequireNonNull(const void* pointer, const char* what) {
-  if (pointer == nullptr) Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is NULL", what);
+  if (pointer == nullptr) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is NULL", what);
+  }
 }
 
 }  // namespace cpu_ref

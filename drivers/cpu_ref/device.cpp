@@ -22,16 +22,21 @@ constexpr int64_t kMaxDevices = 64;
 
 // Parses an environment variable as an integer in [min, max]; unset or
 // malformed values (the latter with a warning) give `fallback`.
-uint64_t EnvInteger(const char* name, uint64_t min, uint64_t max, uint64_t fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
+uint64_t EnvInteger(const char* name, uint64_t min, uint64_t max,
+                    uint64_t fallback) {
+  // Read once, while the devices are created.
+  const char* text = std::getenv(name);  // NOLINT(concurrency-mt-unsafe)
+  if (text == nullptr || *text == '\0') {
+    return fallback;
+  }
   uint64_t value = 0;
   const char* end = text + std::strlen(text);
   auto [ptr, ec] = std::from_chars(text, end, value);
   if (ec != std::errc() || ptr != end || value < min || value > max) {
-    Log(HAL_LOG_WARN, fmt::format("cpu_ref: ignoring {}=\"{}\": expected an integer in "
-                                  "[{}, {}]; using {}",
-                                  name, text, min, max, fallback));
+    Log(HAL_LOG_WARN,
+        fmt::format("cpu_ref: ignoring {}=\"{}\": expected an integer in "
+                    "[{}, {}]; using {}",
+                    name, text, min, max, fallback));
     return fallback;
   }
   return value;
@@ -40,7 +45,9 @@ uint64_t EnvInteger(const char* name, uint64_t min, uint64_t max, uint64_t fallb
 uint64_t PhysicalMemory() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) return uint64_t{1} << 32;
+  if (pages <= 0 || page_size <= 0) {
+    return uint64_t{1} << 32;
+  }
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
 }
 
@@ -54,8 +61,9 @@ void CopyString(char* destination, size_t capacity, std::string_view text) {
 
 Device::Device(int32_t ordinal, uint64_t memory_budget)
     : ordinal_(ordinal),
-      memory_("device", memory_budget),
-      kernels_(std::make_unique<std::vector<Kernel>>(MakeStandardKernels(this))) {
+      memory_("device", memory_budget, HAL_STATUS_INVALID_ARGUMENT),
+      kernels_(
+          std::make_unique<std::vector<Kernel>>(MakeStandardKernels(this))) {
   default_stream_ = std::make_shared<Stream>(this, /*is_default=*/true);
   StreamRegistry().Add(default_stream_);
 }
@@ -73,7 +81,8 @@ const std::vector<std::unique_ptr<Device>>& Devices() {
   // driver is never unloaded, so idle workers may simply outlive main().
   static const auto* devices = [] {
     auto* list = new std::vector<std::unique_ptr<Device>>();
-    const auto count = static_cast<int32_t>(EnvInteger("HAL_CPU_REF_DEVICES", 0, kMaxDevices, 1));
+    const auto count = static_cast<int32_t>(
+        EnvInteger("HAL_CPU_REF_DEVICES", 0, kMaxDevices, 1));
     for (int32_t ordinal = 0; ordinal < count; ++ordinal) {
       list->push_back(std::make_unique<Device>(ordinal, MemoryBudget()));
     }
@@ -83,9 +92,13 @@ const std::vector<std::unique_ptr<Device>>& Devices() {
 }
 
 Device& GetDevice(const hal_device* handle) {
-  if (handle == nullptr) Fail(HAL_STATUS_INVALID_ARGUMENT, "device handle is NULL");
+  if (handle == nullptr) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "device handle is NULL");
+  }
   for (const auto& device : Devices()) {
-    if (device->handle() == handle) return *device;
+    if (device->handle() == handle) {
+      return *device;
+    }
   }
   Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a cpu_ref device handle",
        static_cast<const void*>(handle));
@@ -103,31 +116,41 @@ hal_status* DeviceOpen(int32_t ordinal, hal_device** out_device) {
     RequireNonNull(out_device, "out_device");
     const auto& devices = Devices();
     if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices.size()) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "ordinal {} is outside [0, {})", ordinal,
-           devices.size());
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "ordinal {} is outside [0, {})",
+           ordinal, devices.size());
     }
     *out_device = devices[ordinal]->handle();
   });
 }
 
-hal_status* DeviceProperties(hal_device* device_handle, hal_device_properties* out) {
+hal_status* DeviceProperties(hal_device* device_handle,
+                             hal_device_properties* out) {
   return Guard("device_properties", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(out, "out_properties");
     using P = hal_device_properties;
-    if (HAL_STRUCT_HAS(out, P, name)) CopyString(out->name, sizeof(out->name), "cpu_ref");
-    if (HAL_STRUCT_HAS(out, P, vendor)) CopyString(out->vendor, sizeof(out->vendor), "HAL");
-    if (HAL_STRUCT_HAS(out, P, driver_version)) {
-      CopyString(out->driver_version, sizeof(out->driver_version), kDriverVersion);
+    if (HAL_STRUCT_HAS(out, P, name)) {
+      CopyString(out->name, sizeof(out->name), "cpu_ref");
     }
-    if (HAL_STRUCT_HAS(out, P, total_memory)) out->total_memory = device.memory().budget();
+    if (HAL_STRUCT_HAS(out, P, vendor)) {
+      CopyString(out->vendor, sizeof(out->vendor), "HAL");
+    }
+    if (HAL_STRUCT_HAS(out, P, driver_version)) {
+      CopyString(out->driver_version, sizeof(out->driver_version),
+                 kDriverVersion);
+    }
+    if (HAL_STRUCT_HAS(out, P, total_memory)) {
+      out->total_memory = device.memory().budget();
+    }
     if (HAL_STRUCT_HAS(out, P, max_allocation_size)) {
       out->max_allocation_size = device.memory().budget();
     }
     if (HAL_STRUCT_HAS(out, P, compute_units)) {
       out->compute_units = std::max(1u, std::thread::hardware_concurrency());
     }
-    if (HAL_STRUCT_HAS(out, P, dtypes)) out->dtypes = (1u << HAL_DTYPE_COUNT) - 1;
+    if (HAL_STRUCT_HAS(out, P, dtypes)) {
+      out->dtypes = (1u << HAL_DTYPE_COUNT) - 1;
+    }
     if (HAL_STRUCT_HAS(out, P, capabilities)) {
       out->capabilities = HAL_CAP_TIMING_EVENTS | HAL_CAP_HOST_MAPPED_MEMORY |
                           HAL_CAP_PEER_COPY | HAL_CAP_STREAM_PRIORITY;
@@ -135,15 +158,20 @@ hal_status* DeviceProperties(hal_device* device_handle, hal_device_properties* o
     if (HAL_STRUCT_HAS(out, P, kernel_set_version)) {
       out->kernel_set_version = HAL_KERNEL_SET_VERSION;
     }
-    if (HAL_STRUCT_HAS(out, P, min_alignment)) out->min_alignment = kMinAlignment;
-    if (HAL_STRUCT_HAS(out, P, stream_priority_low)) out->stream_priority_low = kPriorityLow;
+    if (HAL_STRUCT_HAS(out, P, min_alignment)) {
+      out->min_alignment = kMinAlignment;
+    }
+    if (HAL_STRUCT_HAS(out, P, stream_priority_low)) {
+      out->stream_priority_low = kPriorityLow;
+    }
     if (HAL_STRUCT_HAS(out, P, stream_priority_high)) {
       out->stream_priority_high = kPriorityHigh;
     }
   });
 }
 
-hal_status* MemoryInfo(hal_device* device_handle, uint64_t* out_free, uint64_t* out_total) {
+hal_status* MemoryInfo(hal_device* device_handle, uint64_t* out_free,
+                       uint64_t* out_total) {
   return Guard("memory_info", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(out_free, "out_free");

@@ -33,7 +33,9 @@ class Device {
   int32_t ordinal() const { return ordinal_; }
   AllocationMap& memory() { return memory_; }
   const AllocationMap& memory() const { return memory_; }
-  const std::shared_ptr<Stream>& default_stream() const { return default_stream_; }
+  const std::shared_ptr<Stream>& default_stream() const {
+    return default_stream_;
+  }
   const std::vector<Kernel>& kernels() const { return *kernels_; }
 
   hal_device* handle() { return reinterpret_cast<hal_device*>(this); }
@@ -55,7 +57,8 @@ Device& GetDevice(const hal_device* handle);
 hal_status* DeviceCount(int32_t* out_count);
 hal_status* DeviceOpen(int32_t ordinal, hal_device** out_device);
 hal_status* DeviceProperties(hal_device* device, hal_device_properties* out);
-hal_status* MemoryInfo(hal_device* device, uint64_t* out_free, uint64_t* out_total);
+hal_status* MemoryInfo(hal_device* device, uint64_t* out_free,
+                       uint64_t* out_total);
 
 }  // namespace cpu_ref
 

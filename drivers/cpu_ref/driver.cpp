@@ -1,10 +1,10 @@
 // The driver's one exported symbol and its entry table. Everything else
 // lives in the concept files (device, memory, stream, event, transfer,
 // kernels/); this file only wires them to the hal_driver_api v1 layout.
+#include "hal/driver.h"
 #include "common.h"
 #include "device.h"
 #include "event.h"
-#include "hal/driver.h"
 #include "kernels/kernel.h"
 #include "memory.h"
 #include "stream.h"
@@ -17,18 +17,21 @@ hal_status* Initialize(const hal_host_api* host) {
   // Without a usable status_create nothing can be reported (see MakeStatus).
   if (host == nullptr || !HAL_STRUCT_HAS(host, hal_host_api, status_create) ||
       host->status_create == nullptr) {
-    return MakeStatus(HAL_STATUS_INVALID_ARGUMENT, "initialize: unusable host table");
+    return MakeStatus(HAL_STATUS_INVALID_ARGUMENT,
+                      "initialize: unusable host table");
   }
   SetHost(host);
   if (host->abi_major != HAL_ABI_MAJOR) {
-    return MakeStatus(HAL_STATUS_VERSION_MISMATCH,
-                      fmt::format("cpu_ref initialize: host ABI {}.{}, driver ABI {}.{}",
-                                  host->abi_major, host->abi_minor, HAL_ABI_MAJOR,
-                                  HAL_ABI_MINOR));
+    return MakeStatus(
+        HAL_STATUS_VERSION_MISMATCH,
+        fmt::format("cpu_ref initialize: host ABI {}.{}, driver ABI {}.{}",
+                    host->abi_major, host->abi_minor, HAL_ABI_MAJOR,
+                    HAL_ABI_MINOR));
   }
   return Guard("initialize", [] {
-    Log(HAL_LOG_DEBUG, fmt::format("cpu_ref: {} device(s), {} bytes of memory each",
-                                   Devices().size(), MemoryBudget()));
+    Log(HAL_LOG_DEBUG,
+        fmt::format("cpu_ref: {} device(s), {} bytes of memory each",
+                    Devices().size(), MemoryBudget()));
   });
 }
 

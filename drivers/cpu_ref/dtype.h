@@ -50,15 +50,20 @@ inline constexpr bool kIsInteger = std::is_integral_v<T>;
 template <int kExpBits, int kMantBits>
 uint16_t RoundDoubleToNarrow(double value) {
   const uint64_t bits = std::bit_cast<uint64_t>(value);
-  const uint16_t sign = static_cast<uint16_t>((bits >> 63) << (kExpBits + kMantBits));
+  const uint16_t sign =
+      static_cast<uint16_t>((bits >> 63) << (kExpBits + kMantBits));
   const int exp_field = static_cast<int>((bits >> 52) & 0x7ff);
   const uint64_t mantissa = bits & ((uint64_t{1} << 52) - 1);
   constexpr uint16_t kInfField = ((1u << kExpBits) - 1) << kMantBits;
   if (exp_field == 0x7ff) {
-    if (mantissa == 0) return sign | kInfField;
+    if (mantissa == 0) {
+      return sign | kInfField;
+    }
     return sign | kInfField | (1u << (kMantBits - 1));  // quiet NaN
   }
-  if (exp_field == 0) return sign;  // double subnormals are far below range
+  if (exp_field == 0) {
+    return sign;  // double subnormals are far below range
+  }
   constexpr int kBias = (1 << (kExpBits - 1)) - 1;
   const int exponent = exp_field - 1023;
   const uint64_t significand = mantissa | (uint64_t{1} << 52);
@@ -66,17 +71,24 @@ uint16_t RoundDoubleToNarrow(double value) {
   // subnormal ones are counted in units of the smallest subnormal.
   const bool normal = exponent >= 1 - kBias;
   const int shift = 52 - kMantBits + (normal ? 0 : (1 - kBias) - exponent);
-  if (shift > 63) return sign;
+  if (shift > 63) {
+    return sign;
+  }
   uint64_t rounded = significand >> shift;
   const uint64_t remainder = significand & ((uint64_t{1} << shift) - 1);
   const uint64_t half = uint64_t{1} << (shift - 1);
-  if (remainder > half || (remainder == half && (rounded & 1))) ++rounded;
+  if (remainder > half || (remainder == half && (rounded & 1))) {
+    ++rounded;
+  }
   // For normals `rounded` carries the implicit bit, so adding it to the
   // exponent field one below also handles a carry into the next binade.
   const uint64_t magnitude =
-      normal ? (static_cast<uint64_t>(exponent + kBias - 1) << kMantBits) + rounded
-             : rounded;
-  if (magnitude >= kInfField) return sign | kInfField;
+      normal
+          ? (static_cast<uint64_t>(exponent + kBias - 1) << kMantBits) + rounded
+          : rounded;
+  if (magnitude >= kInfField) {
+    return sign | kInfField;
+  }
   return sign | static_cast<uint16_t>(magnitude);
 }
 
@@ -151,14 +163,20 @@ ComputeType<T> Widen(T value) {
 
 template <typename Int, typename Float>
 Int FloatToInteger(Float value) {
-  if (std::isnan(value)) return 0;
+  if (std::isnan(value)) {
+    return 0;
+  }
   const Float truncated = std::trunc(value);
   // Bounds as exactly representable powers of two: [-2^(n-1), 2^(n-1)).
   constexpr Float kUpper =
       static_cast<Float>(uint64_t{1} << std::numeric_limits<Int>::digits);
   constexpr Float kLower = std::is_signed_v<Int> ? -kUpper : Float{0};
-  if (truncated >= kUpper) return std::numeric_limits<Int>::max();
-  if (truncated < kLower) return std::numeric_limits<Int>::min();
+  if (truncated >= kUpper) {
+    return std::numeric_limits<Int>::max();
+  }
+  if (truncated < kLower) {
+    return std::numeric_limits<Int>::min();
+  }
   return static_cast<Int>(truncated);
 }
 
@@ -182,7 +200,8 @@ Dst ConvertTo(Src value) {
     } else {
       return BFloat16{RoundDoubleToNarrow<8, 7>(exact)};
     }
-  } else if constexpr (std::is_integral_v<Dst> && std::is_floating_point_v<Src>) {
+  } else if constexpr (std::is_integral_v<Dst> &&
+                       std::is_floating_point_v<Src>) {
     return FloatToInteger<Dst>(value);
   } else {
     return static_cast<Dst>(value);
@@ -212,17 +231,28 @@ struct TypeTag {
 template <typename Fn>
 decltype(auto) VisitDtype(int32_t dtype, Fn&& fn) {
   switch (static_cast<hal_dtype>(dtype)) {
-    case HAL_DTYPE_F32: return fn(TypeTag<float>{});
-    case HAL_DTYPE_F16: return fn(TypeTag<Half>{});
-    case HAL_DTYPE_BF16: return fn(TypeTag<BFloat16>{});
-    case HAL_DTYPE_F64: return fn(TypeTag<double>{});
-    case HAL_DTYPE_I64: return fn(TypeTag<int64_t>{});
-    case HAL_DTYPE_I32: return fn(TypeTag<int32_t>{});
-    case HAL_DTYPE_I16: return fn(TypeTag<int16_t>{});
-    case HAL_DTYPE_I8: return fn(TypeTag<int8_t>{});
-    case HAL_DTYPE_U8: return fn(TypeTag<uint8_t>{});
-    case HAL_DTYPE_BOOL: return fn(TypeTag<Bool8>{});
-    case HAL_DTYPE_COUNT: break;
+    case HAL_DTYPE_F32:
+      return fn(TypeTag<float>{});
+    case HAL_DTYPE_F16:
+      return fn(TypeTag<Half>{});
+    case HAL_DTYPE_BF16:
+      return fn(TypeTag<BFloat16>{});
+    case HAL_DTYPE_F64:
+      return fn(TypeTag<double>{});
+    case HAL_DTYPE_I64:
+      return fn(TypeTag<int64_t>{});
+    case HAL_DTYPE_I32:
+      return fn(TypeTag<int32_t>{});
+    case HAL_DTYPE_I16:
+      return fn(TypeTag<int16_t>{});
+    case HAL_DTYPE_I8:
+      return fn(TypeTag<int8_t>{});
+    case HAL_DTYPE_U8:
+      return fn(TypeTag<uint8_t>{});
+    case HAL_DTYPE_BOOL:
+      return fn(TypeTag<Bool8>{});
+    case HAL_DTYPE_COUNT:
+      break;
   }
   Fail(HAL_STATUS_INTERNAL, "unvalidated dtype {}", dtype);
 }

@@ -23,8 +23,9 @@ void Event::Record(const std::shared_ptr<Stream>& stream) {
   point.stream = stream;
   if (timing()) {
     point.timestamp = std::make_shared<std::chrono::steady_clock::time_point>();
-    point.sequence = stream->Enqueue(
-        [stamp = point.timestamp] { *stamp = std::chrono::steady_clock::now(); });
+    point.sequence = stream->Enqueue([stamp = point.timestamp] {
+      *stamp = std::chrono::steady_clock::now();
+    });
   } else {
     point.sequence = stream->LastEnqueued();
   }
@@ -81,7 +82,9 @@ hal_status* EventQuery(hal_event* handle, int32_t* out_complete) {
 hal_status* EventSynchronize(hal_event* handle) {
   return Guard("event_synchronize", [&] {
     std::optional<RecordPoint> point = GetEvent(handle)->LastRecord();
-    if (point) point->stream->WaitFor(point->sequence);
+    if (point) {
+      point->stream->WaitFor(point->sequence);
+    }
   });
 }
 
@@ -92,7 +95,8 @@ hal_status* EventElapsedMs(hal_event* start_handle, hal_event* end_handle,
     std::shared_ptr<Event> end = GetEvent(end_handle);
     RequireNonNull(out_ms, "out_ms");
     if (!start->timing() || !end->timing()) {
-      Fail(HAL_STATUS_UNSUPPORTED, "{} event was created without HAL_EVENT_TIMING",
+      Fail(HAL_STATUS_UNSUPPORTED,
+           "{} event was created without HAL_EVENT_TIMING",
            start->timing() ? "end" : "start");
     }
     std::optional<RecordPoint> first = start->LastRecord();

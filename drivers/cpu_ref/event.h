@@ -15,8 +15,8 @@
 #include <mutex>
 #include <optional>
 
-#include "handles.h"
 #include "hal/driver.h"
+#include "handles.h"
 
 namespace cpu_ref {
 
@@ -51,7 +51,8 @@ class Event {
 
 std::shared_ptr<Event> GetEvent(const hal_event* handle);
 
-hal_status* EventCreate(hal_device* device, uint32_t flags, hal_event** out_event);
+hal_status* EventCreate(hal_device* device, uint32_t flags,
+                        hal_event** out_event);
 hal_status* EventDestroy(hal_event* event);
 hal_status* EventRecord(hal_event* event, hal_stream* stream);
 hal_status* EventQuery(hal_event* event, int32_t* out_complete);

@@ -27,7 +27,9 @@ class HandleRegistry {
   }
 
   std::shared_ptr<Object> Get(const Handle* handle) const {
-    if (handle == nullptr) Fail(HAL_STATUS_INVALID_ARGUMENT, "{} handle is NULL", kind_);
+    if (handle == nullptr) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "{} handle is NULL", kind_);
+    }
     std::lock_guard lock(mutex_);
     auto it = live_.find(handle);
     if (it == live_.end()) {
@@ -39,7 +41,9 @@ class HandleRegistry {
 
   // Removes the handle and returns its object (the caller finishes it off).
   std::shared_ptr<Object> Remove(const Handle* handle) {
-    if (handle == nullptr) Fail(HAL_STATUS_INVALID_ARGUMENT, "{} handle is NULL", kind_);
+    if (handle == nullptr) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "{} handle is NULL", kind_);
+    }
     std::lock_guard lock(mutex_);
     auto it = live_.find(handle);
     if (it == live_.end()) {

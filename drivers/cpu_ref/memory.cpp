@@ -10,7 +10,9 @@
 namespace cpu_ref {
 
 AllocationMap::~AllocationMap() {
-  for (const auto& [start, size] : live_) std::free(reinterpret_cast<void*>(start));
+  for (const auto& [start, size] : live_) {
+    std::free(reinterpret_cast<void*>(start));
+  }
 }
 
 uint64_t AllocationMap::used() const {
@@ -19,26 +21,38 @@ uint64_t AllocationMap::used() const {
 }
 
 uint64_t AllocationMap::Allocate(uint64_t bytes, uint64_t alignment) {
-  if (alignment == 0) alignment = kMinAlignment;
+  if (alignment == 0) {
+    alignment = kMinAlignment;
+  }
   if ((alignment & (alignment - 1)) != 0) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "alignment {} is not a power of two", alignment);
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "alignment {} is not a power of two",
+         alignment);
   }
-  if (bytes == 0) return 0;  // HAL_DEVPTR_NULL / a NULL host pointer
+  if (bytes == 0) {
+    return 0;  // HAL_DEVPTR_NULL / a NULL host pointer
+  }
   if (bytes > budget_) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{} bytes exceed the largest {} allocation ({} bytes)", bytes, kind_, budget_);
+    Fail(oversize_, "{} bytes exceed the largest {} allocation ({} bytes)",
+         bytes, kind_, budget_);
   }
-  if (alignment < kMinAlignment) alignment = kMinAlignment;
-  // aligned_alloc wants a multiple of the alignment.
-  const uint64_t rounded = (bytes + alignment - 1) / alignment * alignment;
-  if (rounded < bytes) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} bytes aligned to {} overflow", bytes, alignment);
+  if (alignment < kMinAlignment) {
+    alignment = kMinAlignment;
+  }
+  // At least one byte of padding follows every allocation, so the address
+  // one past its end never belongs to another allocation (an off-by-one
+  // range is then always INVALID_ARGUMENT, whatever the host allocator
+  // does); aligned_alloc wants a multiple of the alignment.
+  const uint64_t rounded = (bytes + alignment) / alignment * alignment;
+  if (rounded <= bytes) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} bytes aligned to {} overflow", bytes,
+         alignment);
   }
   {
     std::lock_guard lock(mutex_);
     if (used_ + bytes > budget_) {
-      Fail(HAL_STATUS_OUT_OF_MEMORY, "{} bytes do not fit: {} of {} {} bytes in use",
-           bytes, used_, budget_, kind_);
+      Fail(HAL_STATUS_OUT_OF_MEMORY,
+           "{} bytes do not fit: {} of {} {} bytes in use", bytes, used_,
+           budget_, kind_);
     }
     used_ += bytes;  // reserved before allocating, so concurrent calls agree
   }
@@ -46,8 +60,8 @@ uint64_t AllocationMap::Allocate(uint64_t bytes, uint64_t alignment) {
   std::lock_guard lock(mutex_);
   if (memory == nullptr) {
     used_ -= bytes;
-    Fail(HAL_STATUS_OUT_OF_MEMORY, "the host could not provide {} bytes aligned to {}",
-         bytes, alignment);
+    Fail(HAL_STATUS_OUT_OF_MEMORY,
+         "the host could not provide {} bytes aligned to {}", bytes, alignment);
   }
   const uint64_t address = reinterpret_cast<uint64_t>(memory);
   live_.emplace(address, bytes);
@@ -58,8 +72,8 @@ void AllocationMap::Free(uint64_t address) {
   std::lock_guard lock(mutex_);
   auto it = live_.find(address);
   if (it == live_.end()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{:#x} is not the start of a live {} allocation",
-         address, kind_);
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{:#x} is not the start of a live {} allocation", address, kind_);
   }
   used_ -= it->second;
   live_.erase(it);
@@ -69,7 +83,9 @@ void AllocationMap::Free(uint64_t address) {
 bool AllocationMap::Contains(uint64_t address, uint64_t bytes) const {
   std::lock_guard lock(mutex_);
   auto it = live_.upper_bound(address);
-  if (it == live_.begin()) return false;
+  if (it == live_.begin()) {
+    return false;
+  }
   --it;
   const uint64_t offset = address - it->first;
   return offset <= it->second && bytes <= it->second - offset;
@@ -79,18 +95,20 @@ void AllocationMap::CheckContains(uint64_t address, uint64_t bytes,
                                   const char* what) const {
   if (!Contains(address, bytes)) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{} [{:#x}, {:#x}) ({} bytes) does not lie inside one live {} allocation",
+         "{} [{:#x}, {:#x}) ({} bytes) does not lie inside one live {} "
+         "allocation",
          what, address, address + bytes, bytes, kind_);
   }
 }
 
 AllocationMap& PinnedMemory() {
-  static auto* pinned = new AllocationMap("pinned host", MemoryBudget());
+  static auto* pinned = new AllocationMap("pinned host", MemoryBudget(),
+                                          HAL_STATUS_OUT_OF_MEMORY);
   return *pinned;
 }
 
-hal_status* MemAlloc(hal_device* device_handle, uint64_t bytes, uint64_t alignment,
-                     hal_devptr* out_ptr) {
+hal_status* MemAlloc(hal_device* device_handle, uint64_t bytes,
+                     uint64_t alignment, hal_devptr* out_ptr) {
   return Guard("mem_alloc", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(out_ptr, "out_ptr");
@@ -101,11 +119,14 @@ hal_status* MemAlloc(hal_device* device_handle, uint64_t bytes, uint64_t alignme
 hal_status* MemFree(hal_device* device_handle, hal_devptr ptr) {
   return Guard("mem_free", [&] {
     Device& device = GetDevice(device_handle);
-    if (ptr != HAL_DEVPTR_NULL) device.memory().Free(ptr);
+    if (ptr != HAL_DEVPTR_NULL) {
+      device.memory().Free(ptr);
+    }
   });
 }
 
-hal_status* HostAlloc(hal_device* device_handle, uint64_t bytes, void** out_ptr) {
+hal_status* HostAlloc(hal_device* device_handle, uint64_t bytes,
+                      void** out_ptr) {
   return Guard("host_alloc", [&] {
     GetDevice(device_handle);
     RequireNonNull(out_ptr, "out_ptr");
@@ -116,7 +137,9 @@ hal_status* HostAlloc(hal_device* device_handle, uint64_t bytes, void** out_ptr)
 hal_status* HostFree(hal_device* device_handle, void* ptr) {
   return Guard("host_free", [&] {
     GetDevice(device_handle);
-    if (ptr != nullptr) PinnedMemory().Free(reinterpret_cast<uint64_t>(ptr));
+    if (ptr != nullptr) {
+      PinnedMemory().Free(reinterpret_cast<uint64_t>(ptr));
+    }
   });
 }
 

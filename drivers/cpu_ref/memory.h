@@ -23,7 +23,11 @@ namespace cpu_ref {
 // Thread-safe set of live, non-overlapping allocations with a byte budget.
 class AllocationMap {
  public:
-  AllocationMap(const char* kind, uint64_t budget) : kind_(kind), budget_(budget) {}
+  // `oversize` is the code for a single request above the whole budget:
+  // INVALID_ARGUMENT for device memory (max_allocation_size), OUT_OF_MEMORY
+  // for the pinned pool, which has no such limit in the ABI.
+  AllocationMap(const char* kind, uint64_t budget, hal_status_code oversize)
+      : kind_(kind), budget_(budget), oversize_(oversize) {}
   ~AllocationMap();
 
   uint64_t budget() const { return budget_; }
@@ -41,6 +45,7 @@ class AllocationMap {
  private:
   const char* kind_;
   const uint64_t budget_;
+  const hal_status_code oversize_;
   mutable std::mutex mutex_;
   uint64_t used_ = 0;
   std::map<uint64_t, uint64_t> live_;  // start -> size in bytes

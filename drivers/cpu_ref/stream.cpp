@@ -28,10 +28,14 @@ bool SpinUntil(Pred done) {
   const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
-      if (done()) return true;
+      if (done()) {
+        return true;
+      }
       CpuRelax();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return done();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return done();
+    }
     // On an oversubscribed machine the thread we wait for may need this
     // core; offer it before spinning on.
     std::this_thread::yield();
@@ -49,11 +53,15 @@ Stream::~Stream() { Shutdown(); }
 
 uint64_t Stream::Enqueue(Operation operation) {
   std::lock_guard lock(mutex_);
-  if (stopping_) Fail(HAL_STATUS_INVALID_ARGUMENT, "stream is being destroyed");
+  if (stopping_) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "stream is being destroyed");
+  }
   queue_.push_back(std::move(operation));
   const uint64_t sequence = ++enqueued_;
   enqueued_hint_.store(sequence, std::memory_order_release);
-  if (worker_sleeping_) work_cv_.notify_one();
+  if (worker_sleeping_) {
+    work_cv_.notify_one();
+  }
   return sequence;
 }
 
@@ -62,7 +70,9 @@ uint64_t Stream::LastEnqueued() const {
 }
 
 void Stream::WaitFor(uint64_t sequence) {
-  if (SpinUntil([&] { return IsComplete(sequence); })) return;
+  if (SpinUntil([&] { return IsComplete(sequence); })) {
+    return;
+  }
   // Announce the sleeper before re-checking (seq_cst on both sides), so the
   // worker either sees it and notifies, or we see its completion.
   sleeping_waiters_.fetch_add(1);
@@ -83,11 +93,15 @@ std::optional<Error> Stream::TakeError() {
 void Stream::Shutdown() {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) return;
+    if (stopping_) {
+      return;
+    }
     stopping_ = true;
     work_cv_.notify_one();
   }
-  if (worker_.joinable()) worker_.join();
+  if (worker_.joinable()) {
+    worker_.join();
+  }
 }
 
 bool Stream::WaitForWork(std::unique_lock<std::mutex>& lock) {
@@ -100,11 +114,14 @@ bool Stream::WaitForWork(std::unique_lock<std::mutex>& lock) {
 void Stream::WorkerLoop() {
   uint64_t taken = 0;
   for (;;) {
-    SpinUntil([&] { return enqueued_hint_.load(std::memory_order_acquire) > taken; });
+    SpinUntil(
+        [&] { return enqueued_hint_.load(std::memory_order_acquire) > taken; });
     Operation operation;
     {
       std::unique_lock lock(mutex_);
-      if (queue_.empty() && !WaitForWork(lock)) return;  // stopping, drained
+      if (queue_.empty() && !WaitForWork(lock)) {
+        return;  // stopping, drained
+      }
       operation = std::move(queue_.front());
       queue_.pop_front();
     }
@@ -112,19 +129,11 @@ void Stream::WorkerLoop() {
     try {
       operation();
     } catch (...) {
-      Error error{HAL_STATUS_INTERNAL, "operation failed"};
-      try {
-        throw;
-      } catch (const Error& e) {
-        error = e;
-      } catch (const std::bad_alloc&) {
-        error = {HAL_STATUS_OUT_OF_MEMORY, "out of host memory while executing"};
-      } catch (const std::exception& e) {
-        error.message = e.what();
-      } catch (...) {
-      }
+      Error error = CurrentExceptionAsError();
       std::lock_guard lock(mutex_);
-      if (!first_error_) first_error_ = std::move(error);
+      if (!first_error_) {
+        first_error_ = std::move(error);
+      }
     }
     operation = nullptr;  // release captures before announcing completion
     completed_.store(taken);
@@ -151,18 +160,19 @@ hal_status* StreamCreate(hal_device* device_handle, int32_t priority,
     RequireNonNull(out_stream, "out_stream");
     if (priority < kPriorityHigh || priority > kPriorityLow) {
       Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "priority {} is outside [{} (high), {} (low)]", priority, kPriorityHigh,
-           kPriorityLow);
+           "priority {} is outside [{} (high), {} (low)]", priority,
+           kPriorityHigh, kPriorityLow);
     }
-    *out_stream =
-        StreamRegistry().Add(std::make_shared<Stream>(&device, /*is_default=*/false));
+    *out_stream = StreamRegistry().Add(
+        std::make_shared<Stream>(&device, /*is_default=*/false));
   });
 }
 
 hal_status* StreamDestroy(hal_stream* handle) {
   return Guard("stream_destroy", [&] {
     if (GetStream(handle)->is_default()) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "the default stream cannot be destroyed");
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "the default stream cannot be destroyed");
     }
     // Draining before the object can go away is what keeps other streams'
     // waits on this one finite.
@@ -182,7 +192,9 @@ hal_status* StreamSynchronize(hal_stream* handle) {
   hal_status* status = Guard("stream_synchronize", [&] {
     std::shared_ptr<Stream> stream = GetStream(handle);
     stream->WaitFor(stream->LastEnqueued());
-    if (std::optional<Error> error = stream->TakeError()) throw *error;
+    if (std::optional<Error> error = stream->TakeError()) {
+      throw *error;
+    }
   });
   return status;
 }
@@ -195,7 +207,8 @@ hal_status* StreamQuery(hal_stream* handle, int32_t* out_idle) {
   });
 }
 
-hal_status* StreamWaitEvent(hal_stream* stream_handle, hal_event* event_handle) {
+hal_status* StreamWaitEvent(hal_stream* stream_handle,
+                            hal_event* event_handle) {
   return Guard("stream_wait_event", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
     std::shared_ptr<Event> event = GetEvent(event_handle);
@@ -206,10 +219,12 @@ hal_status* StreamWaitEvent(hal_stream* stream_handle, hal_event* event_handle) 
     }
     std::optional<RecordPoint> point = event->LastRecord();
     // Same-stream waits are implied by stream order; completed ones are free.
-    if (!point || point->stream == stream || point->stream->IsComplete(point->sequence)) {
+    if (!point || point->stream == stream ||
+        point->stream->IsComplete(point->sequence)) {
       return;
     }
-    stream->Enqueue([point = std::move(*point)] { point.stream->WaitFor(point.sequence); });
+    stream->Enqueue(
+        [point = std::move(*point)] { point.stream->WaitFor(point.sequence); });
   });
 }
 

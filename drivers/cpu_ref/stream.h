@@ -25,8 +25,8 @@
 #include <thread>
 
 #include "common.h"
-#include "handles.h"
 #include "hal/driver.h"
+#include "handles.h"
 
 namespace cpu_ref {
 
@@ -86,7 +86,8 @@ HandleRegistry<Stream, hal_stream>& StreamRegistry();
 // A live stream (INVALID_ARGUMENT otherwise).
 std::shared_ptr<Stream> GetStream(const hal_stream* handle);
 
-hal_status* StreamCreate(hal_device* device, int32_t priority, hal_stream** out_stream);
+hal_status* StreamCreate(hal_device* device, int32_t priority,
+                         hal_stream** out_stream);
 hal_status* StreamDestroy(hal_stream* stream);
 hal_status* StreamDefault(hal_device* device, hal_stream** out_stream);
 hal_status* StreamSynchronize(hal_stream* stream);

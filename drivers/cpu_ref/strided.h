@@ -22,7 +22,9 @@ struct Shape {
 
   int64_t NumElements() const {
     int64_t count = 1;
-    for (int d = 0; d < rank; ++d) count *= sizes[d];
+    for (int d = 0; d < rank; ++d) {
+      count *= sizes[d];
+    }
     return count;
   }
 };
@@ -57,7 +59,9 @@ void Coalesce(Shape& shape, std::array<StridedOperand, N>& operands) {
   Shape out;
   std::array<StridedOperand, N> merged = operands;
   for (int d = 0; d < shape.rank; ++d) {
-    if (shape.sizes[d] == 1) continue;
+    if (shape.sizes[d] == 1) {
+      continue;
+    }
     const int last = out.rank - 1;
     bool mergeable = last >= 0;
     for (size_t i = 0; mergeable && i < N; ++i) {
@@ -86,11 +90,16 @@ void Coalesce(Shape& shape, std::array<StridedOperand, N>& operands) {
 // Calls fn(ElementPointers<N>) once per element of `shape`, in row-major
 // order of `shape`'s indices.
 template <size_t N, typename Fn>
-void ForEachElement(Shape shape, std::array<StridedOperand, N> operands, Fn&& fn) {
-  if (shape.NumElements() == 0) return;
+void ForEachElement(Shape shape, std::array<StridedOperand, N> operands,
+                    Fn&& fn) {
+  if (shape.NumElements() == 0) {
+    return;
+  }
   internal::Coalesce(shape, operands);
   ElementPointers<N> pointers;
-  for (size_t i = 0; i < N; ++i) pointers[i] = operands[i].base;
+  for (size_t i = 0; i < N; ++i) {
+    pointers[i] = operands[i].base;
+  }
   if (shape.rank == 0) {
     fn(pointers);
     return;
@@ -98,25 +107,35 @@ void ForEachElement(Shape shape, std::array<StridedOperand, N> operands, Fn&& fn
   const int inner = shape.rank - 1;
   const int64_t inner_size = shape.sizes[inner];
   std::array<int64_t, N> inner_strides;
-  for (size_t i = 0; i < N; ++i) inner_strides[i] = operands[i].byte_strides[inner];
+  for (size_t i = 0; i < N; ++i) {
+    inner_strides[i] = operands[i].byte_strides[inner];
+  }
   std::array<int64_t, HAL_MAX_RANK> index{};
   for (;;) {
     ElementPointers<N> cursor = pointers;
     for (int64_t j = 0; j < inner_size; ++j) {
       fn(cursor);
-      for (size_t i = 0; i < N; ++i) cursor[i] += inner_strides[i];
+      for (size_t i = 0; i < N; ++i) {
+        cursor[i] += inner_strides[i];
+      }
     }
     // Odometer step over the outer dimensions.
     int d = inner - 1;
     for (; d >= 0; --d) {
-      for (size_t i = 0; i < N; ++i) pointers[i] += operands[i].byte_strides[d];
-      if (++index[d] < shape.sizes[d]) break;
+      for (size_t i = 0; i < N; ++i) {
+        pointers[i] += operands[i].byte_strides[d];
+      }
+      if (++index[d] < shape.sizes[d]) {
+        break;
+      }
       for (size_t i = 0; i < N; ++i) {
         pointers[i] -= operands[i].byte_strides[d] * shape.sizes[d];
       }
       index[d] = 0;
     }
-    if (d < 0) return;
+    if (d < 0) {
+      return;
+    }
   }
 }
 

@@ -12,21 +12,27 @@ namespace cpu_ref {
 namespace {
 
 // Checks a device range of a copy; returns the device that owns it.
-const Device* CheckDeviceRange(uint64_t address, uint64_t bytes, const char* what) {
+const Device* CheckDeviceRange(uint64_t address, uint64_t bytes,
+                               const char* what) {
   for (const auto& device : Devices()) {
-    if (device->memory().Contains(address, bytes)) return device.get();
+    if (device->memory().Contains(address, bytes)) {
+      return device.get();
+    }
   }
   Fail(HAL_STATUS_INVALID_ARGUMENT,
-       "{} [{:#x}, {:#x}) ({} bytes) does not lie inside one live device allocation",
+       "{} [{:#x}, {:#x}) ({} bytes) does not lie inside one live device "
+       "allocation",
        what, address, address + bytes, bytes);
 }
 
 // Checks a host range; returns true when it is pinned memory.
 bool CheckHostRange(uint64_t address, uint64_t bytes, const char* what) {
-  if (address == 0) Fail(HAL_STATUS_INVALID_ARGUMENT, "{} host pointer is NULL", what);
+  if (address == 0) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} host pointer is NULL", what);
+  }
   if (address + bytes < address) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} host range wraps around the address space",
-         what);
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{} host range wraps around the address space", what);
   }
   return PinnedMemory().Contains(address, bytes);
 }
@@ -42,14 +48,17 @@ hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
     static_assert(sizeof(kind) == sizeof(int32_t));
     int32_t raw_kind;
     std::memcpy(&raw_kind, &kind, sizeof(raw_kind));
-    if (raw_kind < HAL_COPY_HOST_TO_DEVICE || raw_kind > HAL_COPY_HOST_TO_HOST) {
+    if (raw_kind < HAL_COPY_HOST_TO_DEVICE ||
+        raw_kind > HAL_COPY_HOST_TO_HOST) {
       Fail(HAL_STATUS_INVALID_ARGUMENT, "unknown copy kind {}", raw_kind);
     }
-    const bool dst_on_device =
-        raw_kind == HAL_COPY_HOST_TO_DEVICE || raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
-    const bool src_on_device =
-        raw_kind == HAL_COPY_DEVICE_TO_HOST || raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
-    if (bytes == 0) return;
+    const bool dst_on_device = raw_kind == HAL_COPY_HOST_TO_DEVICE ||
+                               raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
+    const bool src_on_device = raw_kind == HAL_COPY_DEVICE_TO_HOST ||
+                               raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
+    if (bytes == 0) {
+      return;
+    }
     bool asynchronous = true;
     std::array<const Device*, 2> owners{};
     if (dst_on_device) {
@@ -70,10 +79,12 @@ hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
            device->ordinal());
     }
     const uint64_t sequence = stream->Enqueue([dst, src, bytes] {
-      std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src),
-                   bytes);
+      std::memmove(reinterpret_cast<void*>(dst),
+                   reinterpret_cast<const void*>(src), bytes);
     });
-    if (!asynchronous) stream->WaitFor(sequence);
+    if (!asynchronous) {
+      stream->WaitFor(sequence);
+    }
   });
 }
 
@@ -88,10 +99,13 @@ hal_status* Fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
            pattern_bytes);
     }
     if (bytes % pattern_bytes != 0) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "{} bytes is not a multiple of pattern_bytes {}",
-           bytes, pattern_bytes);
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "{} bytes is not a multiple of pattern_bytes {}", bytes,
+           pattern_bytes);
     }
-    if (bytes == 0) return;
+    if (bytes == 0) {
+      return;
+    }
     stream->device()->memory().CheckContains(dst, bytes, "fill destination");
     uint64_t value = 0;
     std::memcpy(&value, pattern, pattern_bytes);

@@ -13,8 +13,8 @@
 
 namespace cpu_ref {
 
-hal_status* Copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst, uint64_t src,
-                 uint64_t bytes);
+hal_status* Copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst,
+                 uint64_t src, uint64_t bytes);
 hal_status* Fill(hal_stream* stream, hal_devptr dst, const void* pattern,
                  uint32_t pattern_bytes, uint64_t bytes);
 

@@ -21,7 +21,9 @@ constexpr __int128 kMaxExtent = __int128{1} << 62;
 Shape TensorArg::shape() const {
   Shape shape;
   shape.rank = tensor.rank;
-  for (int d = 0; d < tensor.rank; ++d) shape.sizes[d] = tensor.sizes[d];
+  for (int d = 0; d < tensor.rank; ++d) {
+    shape.sizes[d] = tensor.sizes[d];
+  }
   return shape;
 }
 
@@ -35,8 +37,8 @@ StridedOperand TensorArg::operand() const {
 }
 
 bool TensorArg::Overlaps(const TensorArg& other) const {
-  return num_elements > 0 && other.num_elements > 0 && first_byte < other.end_byte &&
-         other.first_byte < end_byte;
+  return num_elements > 0 && other.num_elements > 0 &&
+         first_byte < other.end_byte && other.first_byte < end_byte;
 }
 
 template <typename Dst>
@@ -57,32 +59,36 @@ CPU_REF_INSTANTIATE_AS(uint8_t)
 CPU_REF_INSTANTIATE_AS(Bool8)
 #undef CPU_REF_INSTANTIATE_AS
 
-ArgChecker::ArgChecker(const char* kernel, const Device& device, const hal_arg* args,
-                       uint32_t num_args, uint32_t expected_args)
+ArgChecker::ArgChecker(const char* kernel, const Device& device,
+                       const hal_arg* args, uint32_t num_args,
+                       uint32_t expected_args)
     : kernel_(kernel), device_(device), args_(args) {
   if (num_args != expected_args) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "{} takes {} arguments, got {}", kernel,
          expected_args, num_args);
   }
-  if (args == nullptr) Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: args is NULL", kernel);
+  if (args == nullptr) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: args is NULL", kernel);
+  }
 }
 
 TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
   const hal_arg& arg = args_[index];
   if (arg.kind != HAL_ARG_TENSOR) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: argument {} ({}) must be a tensor, got kind {}",
-         kernel_, index, name, arg.kind);
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: argument {} ({}) must be a tensor, got kind {}", kernel_, index,
+         name, arg.kind);
   }
   TensorArg result;
   result.tensor = arg.value.tensor;
   const hal_tensor& t = result.tensor;
   if (!IsValidDtype(t.dtype)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has invalid dtype {}", kernel_, name,
-         t.dtype);
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has invalid dtype {}", kernel_,
+         name, t.dtype);
   }
   if (t.rank < 0 || t.rank > HAL_MAX_RANK) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has rank {}, outside [0, {}]", kernel_,
-         name, t.rank, HAL_MAX_RANK);
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has rank {}, outside [0, {}]",
+         kernel_, name, t.rank, HAL_MAX_RANK);
   }
   result.element_size = DtypeSize(t.dtype);
   __int128 count = 1;
@@ -90,37 +96,48 @@ TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
   __int128 high = 0;  // most positive element offset
   for (int d = 0; d < t.rank; ++d) {
     if (t.sizes[d] < 0) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has negative size {} in dim {}", kernel_,
-           name, t.sizes[d], d);
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has negative size {} in dim {}",
+           kernel_, name, t.sizes[d], d);
     }
     count *= t.sizes[d];
-    if (count > kMaxExtent) count = kMaxExtent + 1;  // keep the product bounded
+    if (count > kMaxExtent) {
+      count = kMaxExtent + 1;  // keep the product bounded
+    }
     if (t.sizes[d] > 0) {
-      const __int128 reach = static_cast<__int128>(t.strides[d]) * (t.sizes[d] - 1);
+      const __int128 reach =
+          static_cast<__int128>(t.strides[d]) * (t.sizes[d] - 1);
       (reach < 0 ? low : high) += reach;
     }
   }
   if (count > kMaxExtent) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has too many elements", kernel_, name);
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has too many elements", kernel_,
+         name);
   }
   result.num_elements = static_cast<int64_t>(count);
-  if (count == 0) return result;
-  if (t.data == HAL_DEVPTR_NULL) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has NULL data but {} elements", kernel_,
-         name, result.num_elements);
+  if (count == 0) {
+    return result;
   }
-  const __int128 first = static_cast<__int128>(t.data) + low * result.element_size;
-  const __int128 end = static_cast<__int128>(t.data) + (high + 1) * result.element_size;
-  if (first < 0 || end > static_cast<__int128>(UINT64_MAX) || high - low > kMaxExtent) {
+  if (t.data == HAL_DEVPTR_NULL) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has NULL data but {} elements",
+         kernel_, name, result.num_elements);
+  }
+  const __int128 first =
+      static_cast<__int128>(t.data) + low * result.element_size;
+  const __int128 end =
+      static_cast<__int128>(t.data) + (high + 1) * result.element_size;
+  if (first < 0 || end > static_cast<__int128>(UINT64_MAX) ||
+      high - low > kMaxExtent) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: {}'s strided extent falls outside the address space", kernel_, name);
+         "{}: {}'s strided extent falls outside the address space", kernel_,
+         name);
   }
   result.first_byte = static_cast<uint64_t>(first);
   result.end_byte = static_cast<uint64_t>(end);
   if (!device_.memory().Contains(result.first_byte,
-                                                      result.end_byte - result.first_byte)) {
+                                 result.end_byte - result.first_byte)) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: {} spans [{:#x}, {:#x}) ({} bytes), which does not lie inside one live "
+         "{}: {} spans [{:#x}, {:#x}) ({} bytes), which does not lie inside "
+         "one live "
          "allocation of device {}",
          kernel_, name, result.first_byte, result.end_byte,
          result.end_byte - result.first_byte, device_.ordinal());
@@ -138,38 +155,43 @@ ScalarArg ArgChecker::Scalar(uint32_t index, const char* name) const {
     result.f64 = arg.value.f64;
   } else {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: argument {} ({}) must be an i64 or f64 scalar, got kind {}", kernel_, index,
-         name, arg.kind);
+         "{}: argument {} ({}) must be an i64 or f64 scalar, got kind {}",
+         kernel_, index, name, arg.kind);
   }
   return result;
 }
 
 void ArgChecker::SameDtype(const TensorArg& tensor, const char* name,
-                           const TensorArg& reference, const char* reference_name) const {
+                           const TensorArg& reference,
+                           const char* reference_name) const {
   if (tensor.dtype() != reference.dtype()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} is {} but {} is {}; they must match",
-         kernel_, name, DtypeName(tensor.dtype()), reference_name,
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: {} is {} but {} is {}; they must match", kernel_, name,
+         DtypeName(tensor.dtype()), reference_name,
          DtypeName(reference.dtype()));
   }
 }
 
 void ArgChecker::SameShape(const TensorArg& tensor, const char* name,
-                           const TensorArg& reference, const char* reference_name) const {
+                           const TensorArg& reference,
+                           const char* reference_name) const {
   const Shape a = tensor.shape();
   const Shape b = reference.shape();
-  if (a.rank == b.rank && std::equal(a.sizes.begin(), a.sizes.begin() + a.rank,
-                                     b.sizes.begin())) {
+  if (a.rank == b.rank &&
+      std::equal(a.sizes.begin(), a.sizes.begin() + a.rank, b.sizes.begin())) {
     return;
   }
-  Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has shape [{}] but {} has shape [{}]", kernel_,
-       name, fmt::join(a.sizes.begin(), a.sizes.begin() + a.rank, ", "), reference_name,
+  Fail(HAL_STATUS_INVALID_ARGUMENT,
+       "{}: {} has shape [{}] but {} has shape [{}]", kernel_, name,
+       fmt::join(a.sizes.begin(), a.sizes.begin() + a.rank, ", "),
+       reference_name,
        fmt::join(b.sizes.begin(), b.sizes.begin() + b.rank, ", "));
 }
 
 void ArgChecker::Unsupported(const TensorArg& tensor, const char* name,
                              const char* allowed) const {
-  Fail(HAL_STATUS_UNSUPPORTED, "{}: {} dtype {} is not supported (only {})", kernel_, name,
-       DtypeName(tensor.dtype()), allowed);
+  Fail(HAL_STATUS_UNSUPPORTED, "{}: {} dtype {} is not supported (only {})",
+       kernel_, name, DtypeName(tensor.dtype()), allowed);
 }
 
 }  // namespace cpu_ref

@@ -21,7 +21,8 @@ struct TensorArg {
   hal_tensor tensor;
   int64_t element_size = 0;
   int64_t num_elements = 0;
-  // Byte range the tensor touches: [first_byte, end_byte); empty if no elements.
+  // Byte range the tensor touches: [first_byte, end_byte); empty if no
+  // elements.
   uint64_t first_byte = 0;
   uint64_t end_byte = 0;
 
@@ -52,10 +53,10 @@ class ArgChecker {
   ScalarArg Scalar(uint32_t index, const char* name) const;
 
   // Same dtype, rank and sizes as `reference`.
-  void SameDtype(const TensorArg& tensor, const char* name, const TensorArg& reference,
-                 const char* reference_name) const;
-  void SameShape(const TensorArg& tensor, const char* name, const TensorArg& reference,
-                 const char* reference_name) const;
+  void SameDtype(const TensorArg& tensor, const char* name,
+                 const TensorArg& reference, const char* reference_name) const;
+  void SameShape(const TensorArg& tensor, const char* name,
+                 const TensorArg& reference, const char* reference_name) const;
   [[noreturn]] void Unsupported(const TensorArg& tensor, const char* name,
                                 const char* allowed) const;
 

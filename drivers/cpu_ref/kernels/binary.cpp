@@ -17,7 +17,8 @@ struct BinaryArgs {
 };
 
 BinaryArgs CheckBinary(const ArgChecker& check) {
-  BinaryArgs args{check.Tensor(0, "out"), check.Tensor(1, "a"), check.Tensor(2, "b")};
+  BinaryArgs args{check.Tensor(0, "out"), check.Tensor(1, "a"),
+                  check.Tensor(2, "b")};
   check.SameDtype(args.a, "a", args.out, "out");
   check.SameDtype(args.b, "b", args.out, "out");
   check.SameShape(args.a, "a", args.out, "out");
@@ -31,13 +32,15 @@ void RunBinary(const BinaryArgs& args, Fn fn) {
   ForEachElement<3>(args.out.shape(),
                     {args.out.operand(), args.a.operand(), args.b.operand()},
                     [fn](ElementPointers<3> p) {
-                      Store(p[0], ConvertTo<T>(fn(Widen(Load<T>(p[1])), Widen(Load<T>(p[2])))));
+                      Store(p[0], ConvertTo<T>(fn(Widen(Load<T>(p[1])),
+                                                  Widen(Load<T>(p[2])))));
                     });
 }
 
 inline uint64_t Wrap(int64_t value) { return static_cast<uint64_t>(value); }
 
-Stream::Operation PrepareAdd(const Device& device, const hal_arg* args, uint32_t num_args) {
+Stream::Operation PrepareAdd(const Device& device, const hal_arg* args,
+                             uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADD, device, args, num_args, 4);
   const BinaryArgs tensors = CheckBinary(check);
   const ScalarArg alpha = check.Scalar(3, "alpha");
@@ -46,8 +49,9 @@ Stream::Operation PrepareAdd(const Device& device, const hal_arg* args, uint32_t
   }
   if (!IsFloatingDtype(tensors.out.dtype()) && !alpha.is_integer &&
       !(std::isfinite(alpha.f64) && std::trunc(alpha.f64) == alpha.f64)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "add: alpha {} must be integral for {} tensors",
-         alpha.f64, DtypeName(tensors.out.dtype()));
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "add: alpha {} must be integral for {} tensors", alpha.f64,
+         DtypeName(tensors.out.dtype()));
   }
   return [tensors, alpha] {
     VisitDtype(tensors.out.dtype(), [&](auto tag) {
@@ -58,13 +62,15 @@ Stream::Operation PrepareAdd(const Device& device, const hal_arg* args, uint32_t
         RunBinary<T>(tensors, [scale](C a, C b) { return a + scale * b; });
       } else if constexpr (kIsInteger<T>) {
         const uint64_t scale = Wrap(alpha.As<int64_t>());
-        RunBinary<T>(tensors, [scale](T a, T b) { return Wrap(a) + scale * Wrap(b); });
+        RunBinary<T>(tensors,
+                     [scale](T a, T b) { return Wrap(a) + scale * Wrap(b); });
       }
     });
   };
 }
 
-Stream::Operation PrepareMul(const Device& device, const hal_arg* args, uint32_t num_args) {
+Stream::Operation PrepareMul(const Device& device, const hal_arg* args,
+                             uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_MUL, device, args, num_args, 3);
   const BinaryArgs tensors = CheckBinary(check);
   return [tensors] {

@@ -10,7 +10,8 @@ namespace cpu_ref {
 namespace {
 
 template <typename Out, typename In>
-void CopyElements(const Shape& shape, const StridedOperand& out, const StridedOperand& in) {
+void CopyElements(const Shape& shape, const StridedOperand& out,
+                  const StridedOperand& in) {
   ForEachElement<2>(shape, {out, in}, [](ElementPointers<2> p) {
     if constexpr (std::is_same_v<Out, In>) {
       Store(p[0], Load<In>(p[1]));  // bit-exact, NaN payloads included
@@ -38,8 +39,8 @@ Stream::Operation PrepareCopy(const Device& device, const hal_arg* args,
         }
         // Overlap: read all of `in` first, as the kernel's contract says.
         auto staged = std::make_unique<In[]>(in.num_elements);
-        const StridedOperand staged_operand =
-            ContiguousOperand(reinterpret_cast<char*>(staged.get()), shape, sizeof(In));
+        const StridedOperand staged_operand = ContiguousOperand(
+            reinterpret_cast<char*>(staged.get()), shape, sizeof(In));
         CopyElements<In, In>(shape, staged_operand, in.operand());
         CopyElements<Out, In>(shape, out.operand(), staged_operand);
       });

@@ -16,8 +16,9 @@ Stream::Operation PrepareFill(const Device& device, const hal_arg* args,
     VisitDtype(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T converted = value.As<T>();
-      ForEachElement<1>(out.shape(), {out.operand()},
-                        [converted](ElementPointers<1> p) { Store(p[0], converted); });
+      ForEachElement<1>(
+          out.shape(), {out.operand()},
+          [converted](ElementPointers<1> p) { Store(p[0], converted); });
     });
   };
 }

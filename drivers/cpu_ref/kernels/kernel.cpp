@@ -12,13 +12,18 @@ namespace cpu_ref {
 namespace {
 
 constexpr std::array<const KernelDef*, 6> kStandardKernels = {
-    &kFillKernel, &kCopyKernel, &kAddKernel, &kMulKernel, &kSumKernel, &kMatmulKernel};
+    &kFillKernel, &kCopyKernel, &kAddKernel,
+    &kMulKernel,  &kSumKernel,  &kMatmulKernel};
 
 const Kernel& GetKernel(const hal_kernel* handle) {
-  if (handle == nullptr) Fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
+  if (handle == nullptr) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
+  }
   for (const auto& device : Devices()) {
     for (const Kernel& kernel : device->kernels()) {
-      if (kernel.handle() == handle) return kernel;
+      if (kernel.handle() == handle) {
+        return kernel;
+      }
     }
   }
   Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a cpu_ref kernel handle",
@@ -29,7 +34,10 @@ const Kernel& GetKernel(const hal_kernel* handle) {
 
 std::vector<Kernel> MakeStandardKernels(const Device* device) {
   std::vector<Kernel> kernels;
-  for (const KernelDef* def : kStandardKernels) kernels.push_back({device, def});
+  kernels.reserve(kStandardKernels.size());
+  for (const KernelDef* def : kStandardKernels) {
+    kernels.push_back({device, def});
+  }
   return kernels;
 }
 
@@ -39,9 +47,12 @@ hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
     GetDevice(device);
     RequireNonNull(format, "format");
     RequireNonNull(out_module, "out_module");
-    if (data == nullptr && size != 0) Fail(HAL_STATUS_INVALID_ARGUMENT, "data is NULL");
+    if (data == nullptr && size != 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "data is NULL");
+    }
     Fail(HAL_STATUS_UNSUPPORTED,
-         "module format \"{}\" is not supported; cpu_ref offers only the standard "
+         "module format \"{}\" is not supported; cpu_ref offers only the "
+         "standard "
          "kernel set",
          format);
   });
@@ -50,19 +61,21 @@ hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
 hal_status* ModuleUnload(hal_module* module) {
   return Guard("module_unload", [&] {
     RequireNonNull(module, "module");
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a live module (cpu_ref loads none)",
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{} is not a live module (cpu_ref loads none)",
          static_cast<const void*>(module));
   });
 }
 
-hal_status* KernelLookup(hal_device* device_handle, hal_module* module, const char* name,
-                         hal_kernel** out_kernel) {
+hal_status* KernelLookup(hal_device* device_handle, hal_module* module,
+                         const char* name, hal_kernel** out_kernel) {
   return Guard("kernel_lookup", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(name, "name");
     RequireNonNull(out_kernel, "out_kernel");
     if (module != nullptr) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a live module (cpu_ref loads none)",
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "{} is not a live module (cpu_ref loads none)",
            static_cast<const void*>(module));
     }
     for (const Kernel& kernel : device.kernels()) {
@@ -82,8 +95,9 @@ hal_status* Launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
     const Kernel& kernel = GetKernel(kernel_handle);
     if (kernel.device != stream->device()) {
       Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "kernel {} of device {} cannot run on a stream of device {}", kernel.def->name,
-           kernel.device->ordinal(), stream->device()->ordinal());
+           "kernel {} of device {} cannot run on a stream of device {}",
+           kernel.def->name, kernel.device->ordinal(),
+           stream->device()->ordinal());
     }
     stream->Enqueue(kernel.def->prepare(*kernel.device, args, num_args));
   });

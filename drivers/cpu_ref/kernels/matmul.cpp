@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
-#include <utility>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "dtype.h"
@@ -23,11 +23,11 @@
 namespace cpu_ref {
 namespace {
 
-constexpr int64_t kMr = 4;   // rows of a register block
-constexpr int64_t kNr = 8;   // columns of a register block
-constexpr int64_t kMc = 64;  // rows of a tile (multiple of kMr)
-constexpr int64_t kNc = 256; // columns of a tile (multiple of kNr)
-constexpr int64_t kKc = 256; // depth of a packed panel
+constexpr int64_t kMr = 4;    // rows of a register block
+constexpr int64_t kNr = 8;    // columns of a register block
+constexpr int64_t kMc = 64;   // rows of a tile (multiple of kMr)
+constexpr int64_t kNc = 256;  // columns of a tile (multiple of kNr)
+constexpr int64_t kKc = 256;  // depth of a packed panel
 
 struct MatmulArgs {
   TensorArg out, a, b;
@@ -42,13 +42,14 @@ struct Matrix {
 
 template <typename T, typename Acc>
 Acc LoadAcc(const Matrix& m, int64_t r, int64_t c) {
-  return static_cast<Acc>(Widen(Load<T>(m.base + r * m.row_stride + c * m.col_stride)));
+  return static_cast<Acc>(
+      Widen(Load<T>(m.base + r * m.row_stride + c * m.col_stride)));
 }
 
 // Packs a[rows, depth] as consecutive kMr-row slivers, each k-major.
 template <typename T, typename Acc>
-void PackA(const Matrix& a, int64_t row0, int64_t rows, int64_t k0, int64_t depth,
-           Acc* packed) {
+void PackA(const Matrix& a, int64_t row0, int64_t rows, int64_t k0,
+           int64_t depth, Acc* packed) {
   for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
     for (int64_t k = 0; k < depth; ++k) {
       for (int64_t r = r0; r < r0 + kMr; ++r) {
@@ -60,8 +61,8 @@ void PackA(const Matrix& a, int64_t row0, int64_t rows, int64_t k0, int64_t dept
 
 // Packs b[depth, cols] as consecutive kNr-column slivers, each k-major.
 template <typename T, typename Acc>
-void PackB(const Matrix& b, int64_t k0, int64_t depth, int64_t col0, int64_t cols,
-           Acc* packed) {
+void PackB(const Matrix& b, int64_t k0, int64_t depth, int64_t col0,
+           int64_t cols, Acc* packed) {
   for (int64_t c0 = 0; c0 < cols; c0 += kNr) {
     for (int64_t k = 0; k < depth; ++k) {
       for (int64_t c = c0; c < c0 + kNr; ++c) {
@@ -73,23 +74,28 @@ void PackB(const Matrix& b, int64_t k0, int64_t depth, int64_t col0, int64_t col
 
 // tile[kMr x kNr block, row stride ldc] += a_sliver * b_sliver over `depth`.
 template <typename Acc>
-void MicroKernel(const Acc* __restrict a, const Acc* __restrict b, int64_t depth,
-                 Acc* __restrict tile, int64_t ldc) {
+void MicroKernel(const Acc* __restrict a, const Acc* __restrict b,
+                 int64_t depth, Acc* __restrict tile, int64_t ldc) {
   Acc acc[kMr][kNr];
   for (int64_t r = 0; r < kMr; ++r) {
-    for (int64_t c = 0; c < kNr; ++c) acc[r][c] = tile[r * ldc + c];
+    for (int64_t c = 0; c < kNr; ++c) {
+      acc[r][c] = tile[r * ldc + c];
+    }
   }
   for (int64_t k = 0; k < depth; ++k) {
     for (int64_t r = 0; r < kMr; ++r) {
       const Acc a_rk = a[k * kMr + r];
-      for (int64_t c = 0; c < kNr; ++c) acc[r][c] += a_rk * b[k * kNr + c];
+      for (int64_t c = 0; c < kNr; ++c) {
+        acc[r][c] += a_rk * b[k * kNr + c];
+      }
     }
   }
   for (int64_t r = 0; r < kMr; ++r) {
-    for (int64_t c = 0; c < kNr; ++c) tile[r * ldc + c] = acc[r][c];
+    for (int64_t c = 0; c < kNr; ++c) {
+      tile[r * ldc + c] = acc[r][c];
+    }
   }
 }
-
 
 struct MatmulJob {
   char* out;
@@ -113,7 +119,8 @@ struct MatmulScratch {
 
 // Computes rows [i0, i0 + kMc) of one batch's output.
 template <typename T, typename Acc>
-void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g, MatmulScratch<Acc>& s) {
+void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g,
+                 MatmulScratch<Acc>& s) {
   const Matrix a{job.a, g.a_row, g.a_col};
   const Matrix b{job.b, g.b_row, g.b_col};
   const int64_t rows = std::min(kMc, g.m - job.i0);
@@ -126,7 +133,8 @@ void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g, MatmulScratch<Ac
       PackB<T, Acc>(b, k0, depth, j0, cols, s.b_panel.data());
       for (int64_t r = 0; r < rows; r += kMr) {
         for (int64_t c = 0; c < cols; c += kNr) {
-          MicroKernel(s.a_panel.data() + r * depth, s.b_panel.data() + c * depth, depth,
+          MicroKernel(s.a_panel.data() + r * depth,
+                      s.b_panel.data() + c * depth, depth,
                       s.tile.data() + r * kNc + c, kNc);
         }
       }
@@ -152,7 +160,9 @@ bool HasDistinctElements(const TensorArg& t) {
   std::sort(dims.begin(), dims.end());
   int64_t covered = 1;
   for (const auto& [stride, size] : dims) {
-    if (stride < covered) return false;
+    if (stride < covered) {
+      return false;
+    }
     covered = stride * size;
   }
   return true;
@@ -165,7 +175,9 @@ void RunMatmul(const MatmulArgs& args) {
   const int64_t m = out_t.sizes[rank - 2];
   const int64_t n = out_t.sizes[rank - 1];
   const int64_t k = args.a.tensor.sizes[rank - 1];
-  if (args.out.num_elements == 0) return;
+  if (args.out.num_elements == 0) {
+    return;
+  }
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
   // Writing out while a or b are still being read would corrupt them when
@@ -174,11 +186,14 @@ void RunMatmul(const MatmulArgs& args) {
   // end (in row-major order, so a repeated element gets the last value).
   TensorArg out = args.out;
   std::unique_ptr<T[]> staged;
-  if (out.Overlaps(args.a) || out.Overlaps(args.b) || !HasDistinctElements(out)) {
+  if (out.Overlaps(args.a) || out.Overlaps(args.b) ||
+      !HasDistinctElements(out)) {
     staged = std::make_unique<T[]>(out.num_elements);
     out.tensor.data = reinterpret_cast<hal_devptr>(staged.get());
     const StridedOperand dense = ContiguousOperand(nullptr, out.shape(), 1);
-    for (int d = 0; d < rank; ++d) out.tensor.strides[d] = dense.byte_strides[d];
+    for (int d = 0; d < rank; ++d) {
+      out.tensor.strides[d] = dense.byte_strides[d];
+    }
   }
 
   Shape batch;
@@ -191,20 +206,30 @@ void RunMatmul(const MatmulArgs& args) {
   // One job per (batch, kMc row block): jobs write disjoint rows of `out`.
   std::vector<MatmulJob> jobs;
   ForEachElement<3>(batch, {out_op, a_op, b_op}, [&](ElementPointers<3> p) {
-    for (int64_t i0 = 0; i0 < m; i0 += kMc) jobs.push_back({p[0], p[1], p[2], i0});
+    for (int64_t i0 = 0; i0 < m; i0 += kMc) {
+      jobs.push_back({p[0], p[1], p[2], i0});
+    }
   });
-  const MatmulGeometry geometry{
-      m, n, k,
-      a_op.byte_strides[rank - 2], a_op.byte_strides[rank - 1],
-      b_op.byte_strides[rank - 2], b_op.byte_strides[rank - 1],
-      out_op.byte_strides[rank - 2], out_op.byte_strides[rank - 1]};
+  const MatmulGeometry geometry{m,
+                                n,
+                                k,
+                                a_op.byte_strides[rank - 2],
+                                a_op.byte_strides[rank - 1],
+                                b_op.byte_strides[rank - 2],
+                                b_op.byte_strides[rank - 1],
+                                out_op.byte_strides[rank - 2],
+                                out_op.byte_strides[rank - 1]};
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
-                       static_cast<double>(k) * static_cast<double>(batch.NumElements());
-  RunParallel(jobs.size(), flops, [&](const std::function<bool(size_t&)>& next_job) {
-    MatmulScratch<Acc> scratch;
-    size_t job;
-    while (next_job(job)) RunRowBlock<T>(jobs[job], geometry, scratch);
-  });
+                       static_cast<double>(k) *
+                       static_cast<double>(batch.NumElements());
+  RunParallel(jobs.size(), flops,
+              [&](const std::function<bool(size_t&)>& next_job) {
+                MatmulScratch<Acc> scratch;
+                size_t job;
+                while (next_job(job)) {
+                  RunRowBlock<T>(jobs[job], geometry, scratch);
+                }
+              });
   if (staged) {
     ForEachElement<2>(out.shape(), {args.out.operand(), out.operand()},
                       [](ElementPointers<2> q) { Store(q[0], Load<T>(q[1])); });
@@ -214,15 +239,18 @@ void RunMatmul(const MatmulArgs& args) {
 Stream::Operation PrepareMatmul(const Device& device, const hal_arg* args,
                                 uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_MATMUL, device, args, num_args, 3);
-  const MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"), check.Tensor(2, "b")};
+  const MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
+                     check.Tensor(2, "b")};
   check.SameDtype(t.a, "a", t.out, "out");
   check.SameDtype(t.b, "b", t.out, "out");
-  if (!IsFloatingDtype(t.out.dtype())) check.Unsupported(t.out, "out", "f32, f16, bf16, f64");
+  if (!IsFloatingDtype(t.out.dtype())) {
+    check.Unsupported(t.out, "out", "f32, f16, bf16, f64");
+  }
   const int rank = t.out.rank();
   if (rank < 2 || t.a.rank() != rank || t.b.rank() != rank) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "matmul: out, a and b must share one rank >= 2, got {}, {} and {}", rank,
-         t.a.rank(), t.b.rank());
+         "matmul: out, a and b must share one rank >= 2, got {}, {} and {}",
+         rank, t.a.rank(), t.b.rank());
   }
   const int64_t* o = t.out.tensor.sizes;
   const int64_t* a = t.a.tensor.sizes;
@@ -230,21 +258,24 @@ Stream::Operation PrepareMatmul(const Device& device, const hal_arg* args,
   for (int d = 0; d < rank - 2; ++d) {
     if (a[d] != o[d] || b[d] != o[d]) {
       Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "matmul: batch dim {} differs: out {}, a {}, b {} (broadcast with stride 0)", d,
-           o[d], a[d], b[d]);
+           "matmul: batch dim {} differs: out {}, a {}, b {} (broadcast with "
+           "stride 0)",
+           d, o[d], a[d], b[d]);
     }
   }
   const int mi = rank - 2;
   const int ni = rank - 1;
   if (a[mi] != o[mi] || b[ni] != o[ni] || a[ni] != b[mi]) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "matmul: out [{}, {}] = a [{}, {}] x b [{}, {}] has mismatched sizes", o[mi], o[ni],
-         a[mi], a[ni], b[mi], b[ni]);
+         "matmul: out [{}, {}] = a [{}, {}] x b [{}, {}] has mismatched sizes",
+         o[mi], o[ni], a[mi], a[ni], b[mi], b[ni]);
   }
   return [t] {
     VisitDtype(t.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (kIsFloating<T>) RunMatmul<T>(t);
+      if constexpr (kIsFloating<T>) {
+        RunMatmul<T>(t);
+      }
     });
   };
 }

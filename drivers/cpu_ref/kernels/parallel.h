@@ -31,14 +31,17 @@ void RunParallel(size_t num_jobs, double flops, Body&& body) {
     job = next.fetch_add(1, std::memory_order_relaxed);
     return job < num_jobs;
   };
-  const size_t by_work = static_cast<size_t>(std::max(1.0, flops / kMinFlopsPerThread));
+  const size_t by_work =
+      static_cast<size_t>(std::max(1.0, flops / kMinFlopsPerThread));
   const size_t threads = std::min<size_t>(
       {std::max(1u, std::thread::hardware_concurrency()), num_jobs, by_work});
   std::vector<std::thread> helpers;
   struct JoinAll {
     std::vector<std::thread>& threads;
     ~JoinAll() {
-      for (std::thread& thread : threads) thread.join();
+      for (std::thread& thread : threads) {
+        thread.join();
+      }
     }
   } join_all{helpers};
   try {

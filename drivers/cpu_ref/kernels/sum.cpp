@@ -17,8 +17,8 @@ namespace {
 
 struct SumPlan {
   TensorArg out, in;
-  Shape reduced;               // in's sizes on reduced dims, 1 elsewhere
-  StridedOperand in_per_out;   // in's strides on kept dims, 0 on reduced ones
+  Shape reduced;              // in's sizes on reduced dims, 1 elsewhere
+  StridedOperand in_per_out;  // in's strides on kept dims, 0 on reduced ones
 };
 
 template <typename In>
@@ -30,34 +30,37 @@ void RunSum(const SumPlan& plan) {
   std::vector<Acc> sums;
   sums.reserve(plan.out.num_elements);
   StridedOperand in = plan.in.operand();
-  ForEachElement<1>(plan.out.shape(), {plan.in_per_out}, [&](ElementPointers<1> start) {
-    in.base = start[0];
-    Acc acc = 0;
-    ForEachElement<1>(plan.reduced, {in}, [&acc](ElementPointers<1> p) {
-      const auto value = Widen(Load<In>(p[0]));
-      if constexpr (std::is_same_v<Acc, double>) {
-        acc += static_cast<double>(value);
-      } else {
-        acc = static_cast<int64_t>(static_cast<uint64_t>(acc) +
-                                   static_cast<uint64_t>(static_cast<int64_t>(value)));
-      }
-    });
-    sums.push_back(acc);
-  });
+  ForEachElement<1>(
+      plan.out.shape(), {plan.in_per_out}, [&](ElementPointers<1> start) {
+        in.base = start[0];
+        Acc acc = 0;
+        ForEachElement<1>(plan.reduced, {in}, [&acc](ElementPointers<1> p) {
+          const auto value = Widen(Load<In>(p[0]));
+          if constexpr (std::is_same_v<Acc, double>) {
+            acc += static_cast<double>(value);
+          } else {
+            acc = static_cast<int64_t>(
+                static_cast<uint64_t>(acc) +
+                static_cast<uint64_t>(static_cast<int64_t>(value)));
+          }
+        });
+        sums.push_back(acc);
+      });
   size_t next = 0;
-  ForEachElement<1>(plan.out.shape(), {plan.out.operand()}, [&](ElementPointers<1> p) {
-    Store(p[0], ConvertTo<Out>(sums[next++]));
-  });
+  ForEachElement<1>(
+      plan.out.shape(), {plan.out.operand()},
+      [&](ElementPointers<1> p) { Store(p[0], ConvertTo<Out>(sums[next++])); });
 }
 
-Stream::Operation PrepareSum(const Device& device, const hal_arg* args, uint32_t num_args) {
+Stream::Operation PrepareSum(const Device& device, const hal_arg* args,
+                             uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SUM, device, args, num_args, 2);
   SumPlan plan{check.Tensor(0, "out"), check.Tensor(1, "in"), {}, {}};
   const hal_tensor& out = plan.out.tensor;
   const hal_tensor& in = plan.in.tensor;
   if (out.rank != in.rank) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "sum: out has rank {} but in has rank {}", out.rank,
-         in.rank);
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "sum: out has rank {} but in has rank {}",
+         out.rank, in.rank);
   }
   plan.reduced.rank = in.rank;
   plan.in_per_out = plan.in.operand();
@@ -69,14 +72,15 @@ Stream::Operation PrepareSum(const Device& device, const hal_arg* args, uint32_t
       plan.in_per_out.byte_strides[d] = 0;
     } else {
       Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "sum: out size {} in dim {} must be 1 or in's size {}", out.sizes[d], d,
-           in.sizes[d]);
+           "sum: out size {} in dim {} must be 1 or in's size {}", out.sizes[d],
+           d, in.sizes[d]);
     }
   }
   return [plan] {
     VisitDtype(plan.out.dtype(), [&](auto out_tag) {
       VisitDtype(plan.in.dtype(), [&](auto in_tag) {
-        RunSum<typename decltype(out_tag)::type, typename decltype(in_tag)::type>(plan);
+        RunSum<typename decltype(out_tag)::type,
+               typename decltype(in_tag)::type>(plan);
       });
     });
   };

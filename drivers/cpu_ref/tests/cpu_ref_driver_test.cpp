@@ -45,7 +45,9 @@ struct Result {
   std::string message;
 };
 Result Take(hal_status* status) {
-  if (status == nullptr) return {};
+  if (status == nullptr) {
+    return {};
+  }
   std::unique_ptr<hal_status> owned(status);
   return {owned->code, owned->message};
 }
@@ -53,11 +55,14 @@ Result Take(hal_status* status) {
 const hal_driver_api* LoadDriver() {
   static const hal_driver_api* api = [] {
     void* library = dlopen(CPU_REF_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) return static_cast<const hal_driver_api*>(nullptr);
+    if (library == nullptr) {
+      return static_cast<const hal_driver_api*>(nullptr);
+    }
     auto get_api = reinterpret_cast<hal_driver_get_api_fn>(
         dlsym(library, HAL_DRIVER_ENTRY_POINT));
     const hal_driver_api* table = get_api ? get_api(HAL_ABI_MAJOR) : nullptr;
-    if (table != nullptr && Take(table->initialize(&kHost)).code != HAL_STATUS_OK) {
+    if (table != nullptr &&
+        Take(table->initialize(&kHost)).code != HAL_STATUS_OK) {
       return static_cast<const hal_driver_api*>(nullptr);
     }
     return table;
@@ -65,14 +70,14 @@ const hal_driver_api* LoadDriver() {
   return api;
 }
 
-#define EXPECT_OK(expr)                             \
-  do {                                              \
-    Result result_ = Take(expr);                    \
+#define EXPECT_OK(expr)                                        \
+  do {                                                         \
+    Result result_ = Take(expr);                               \
     EXPECT_EQ(result_.code, HAL_STATUS_OK) << result_.message; \
   } while (0)
-#define ASSERT_OK(expr)                             \
-  do {                                              \
-    Result result_ = Take(expr);                    \
+#define ASSERT_OK(expr)                                        \
+  do {                                                         \
+    Result result_ = Take(expr);                               \
     ASSERT_EQ(result_.code, HAL_STATUS_OK) << result_.message; \
   } while (0)
 
@@ -111,13 +116,16 @@ class CpuRefTest : public ::testing::Test {
  protected:
   void SetUp() override {
     api_ = LoadDriver();
-    ASSERT_NE(api_, nullptr) << "cannot load " << CPU_REF_DRIVER_PATH << ": " << dlerror();
+    ASSERT_NE(api_, nullptr)
+        << "cannot load " << CPU_REF_DRIVER_PATH << ": " << dlerror();
     ASSERT_OK(api_->device_open(0, &device_));
     ASSERT_OK(api_->device_open(1, &device1_));
     ASSERT_OK(api_->stream_default(device_, &stream_));
   }
   void TearDown() override {
-    for (hal_devptr p : allocations_) EXPECT_OK(api_->mem_free(device_, p));
+    for (hal_devptr p : allocations_) {
+      EXPECT_OK(api_->mem_free(device_, p));
+    }
   }
 
   hal_devptr Alloc(uint64_t bytes) {
@@ -130,14 +138,16 @@ class CpuRefTest : public ::testing::Test {
   hal_devptr Upload(const std::vector<T>& values) {
     hal_devptr p = Alloc(values.size() * sizeof(T));
     EXPECT_OK(api_->copy(stream_, HAL_COPY_HOST_TO_DEVICE, p,
-                         reinterpret_cast<uint64_t>(values.data()), values.size() * sizeof(T)));
+                         reinterpret_cast<uint64_t>(values.data()),
+                         values.size() * sizeof(T)));
     return p;
   }
   template <typename T>
   std::vector<T> Download(hal_devptr p, size_t count) {
     std::vector<T> values(count);
     EXPECT_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
-                         reinterpret_cast<uint64_t>(values.data()), p, count * sizeof(T)));
+                         reinterpret_cast<uint64_t>(values.data()), p,
+                         count * sizeof(T)));
     return values;
   }
   hal_kernel* Kernel(const char* name) {
@@ -167,7 +177,8 @@ TEST_F(CpuRefTest, PropertiesHonourStructSize) {
   EXPECT_STREQ(props.name, "cpu_ref");
   EXPECT_EQ(props.total_memory, kBudget);
   EXPECT_EQ(props.dtypes, (1u << HAL_DTYPE_COUNT) - 1);
-  EXPECT_EQ(props.kernel_set_version, static_cast<uint32_t>(HAL_KERNEL_SET_VERSION));
+  EXPECT_EQ(props.kernel_set_version,
+            static_cast<uint32_t>(HAL_KERNEL_SET_VERSION));
   EXPECT_GE(props.min_alignment, 64u);
   EXPECT_LE(props.stream_priority_high, props.stream_priority_low);
 
@@ -184,11 +195,14 @@ TEST_F(CpuRefTest, AllocationRulesAndOutOfMemory) {
   hal_devptr p = 1;
   ASSERT_OK(api_->mem_alloc(device_, 0, 0, &p));
   EXPECT_EQ(p, HAL_DEVPTR_NULL);
-  EXPECT_EQ(Take(api_->mem_alloc(device_, 16, 3, &p)).code, HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(api_->mem_alloc(device_, 16, 3, &p)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
   ASSERT_OK(api_->mem_alloc(device_, 10, 4096, &p));
   EXPECT_EQ(p % 4096, 0u);
-  EXPECT_EQ(Take(api_->mem_free(device_, p + 1)).code, HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(api_->mem_free(device1_, p)).code, HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(api_->mem_free(device_, p + 1)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(api_->mem_free(device1_, p)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
   ASSERT_OK(api_->mem_free(device_, p));
   EXPECT_EQ(Take(api_->mem_free(device_, p)).code, HAL_STATUS_INVALID_ARGUMENT);
   EXPECT_OK(api_->mem_free(device_, HAL_DEVPTR_NULL));
@@ -210,10 +224,13 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
   std::iota(host.begin(), host.end(), 0);
   hal_devptr a = Upload(host);
   // Overlapping device-to-device copy behaves like memmove.
-  ASSERT_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_DEVICE, a + 4, a, 60 * sizeof(int32_t)));
+  ASSERT_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_DEVICE, a + 4, a,
+                       60 * sizeof(int32_t)));
   std::vector<int32_t> back = Download<int32_t>(a, 64);
   // a + 4 bytes is one element further: a[1..60] = old a[0..59].
-  for (int i = 0; i < 64; ++i) ASSERT_EQ(back[i], i == 0 ? 0 : i <= 60 ? i - 1 : i) << i;
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_EQ(back[i], i == 0 ? 0 : i <= 60 ? i - 1 : i) << i;
+  }
 
   std::vector<int32_t> other(64, -1);
   ASSERT_OK(api_->copy(stream_, HAL_COPY_HOST_TO_HOST,
@@ -225,12 +242,21 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
                             reinterpret_cast<uint64_t>(host.data()), 256))
                 .code,
             HAL_STATUS_INVALID_ARGUMENT);
+  // One byte at the end: never another allocation's first byte, even when
+  // the host allocator puts allocations back to back.
+  hal_devptr neighbour = Alloc(256);
+  EXPECT_EQ(Take(api_->copy(stream_, HAL_COPY_HOST_TO_DEVICE, a + 256,
+                            reinterpret_cast<uint64_t>(host.data()), 1))
+                .code,
+            HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(neighbour, a + 256);
   EXPECT_EQ(Take(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
                             reinterpret_cast<uint64_t>(host.data()), 12345, 4))
                 .code,
             HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(api_->copy(stream_, static_cast<hal_copy_kind>(7), a, a, 4)).code,
-            HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      Take(api_->copy(stream_, static_cast<hal_copy_kind>(7), a, a, 4)).code,
+      HAL_STATUS_INVALID_ARGUMENT);
   // Memory of device 1 through a stream of device 0.
   hal_devptr foreign = HAL_DEVPTR_NULL;
   ASSERT_OK(api_->mem_alloc(device1_, 256, 0, &foreign));
@@ -243,17 +269,19 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
   // Pinned memory: asynchronous, visible after synchronize.
   void* pinned = nullptr;
   ASSERT_OK(api_->host_alloc(device_, 256, &pinned));
-  ASSERT_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST, reinterpret_cast<uint64_t>(pinned),
-                       a, 256));
+  ASSERT_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
+                       reinterpret_cast<uint64_t>(pinned), a, 256));
   ASSERT_OK(api_->stream_synchronize(stream_));
   EXPECT_EQ(std::memcmp(pinned, back.data(), 256), 0);
   ASSERT_OK(api_->host_free(device_, pinned));
-  EXPECT_EQ(Take(api_->host_free(device_, pinned)).code, HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(api_->host_free(device_, pinned)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
 
   // Transfer fill with a 2-byte pattern.
   const uint16_t pattern = 0xBEEF;
   ASSERT_OK(api_->fill(stream_, a, &pattern, 2, 8));
-  EXPECT_EQ(Take(api_->fill(stream_, a, &pattern, 3, 9)).code, HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(api_->fill(stream_, a, &pattern, 3, 9)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(api_->fill(stream_, a + 250, &pattern, 2, 8)).code,
             HAL_STATUS_INVALID_ARGUMENT);
   std::vector<uint16_t> filled = Download<uint16_t>(a, 5);
@@ -291,7 +319,8 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
   }
   ASSERT_OK(api_->event_record(done, producer));
   ASSERT_OK(api_->stream_wait_event(consumer, done));
-  ASSERT_OK(api_->copy(consumer, HAL_COPY_DEVICE_TO_DEVICE, dst, src, kCount * 4));
+  ASSERT_OK(
+      api_->copy(consumer, HAL_COPY_DEVICE_TO_DEVICE, dst, src, kCount * 4));
   // Destroying the producer drains it; the consumer's wait still resolves.
   ASSERT_OK(api_->stream_destroy(producer));
   ASSERT_OK(api_->stream_synchronize(consumer));
@@ -303,7 +332,9 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
   ASSERT_OK(api_->event_elapsed_ms(start, done, &ms));
   EXPECT_GE(ms, 0.0f);
   std::vector<float> result = Download<float>(dst, kCount);
-  for (size_t i = 0; i < kCount; i += 4099) ASSERT_EQ(result[i], 2.5f) << i;
+  for (size_t i = 0; i < kCount; i += 4099) {
+    ASSERT_EQ(result[i], 2.5f) << i;
+  }
 
   // Cross-device and plain-event misuse.
   hal_event* plain = nullptr;
@@ -311,11 +342,15 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
   ASSERT_OK(api_->event_create(device_, HAL_EVENT_DEFAULT, &plain));
   ASSERT_OK(api_->event_create(device1_, HAL_EVENT_DEFAULT, &foreign));
   ASSERT_OK(api_->event_record(plain, consumer));
-  EXPECT_EQ(Take(api_->event_elapsed_ms(plain, done, &ms)).code, HAL_STATUS_UNSUPPORTED);
+  EXPECT_EQ(Take(api_->event_elapsed_ms(plain, done, &ms)).code,
+            HAL_STATUS_UNSUPPORTED);
   EXPECT_EQ(Take(api_->stream_wait_event(consumer, foreign)).code,
             HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(api_->event_record(foreign, consumer)).code, HAL_STATUS_INVALID_ARGUMENT);
-  for (hal_event* e : {plain, foreign, done, start}) ASSERT_OK(api_->event_destroy(e));
+  EXPECT_EQ(Take(api_->event_record(foreign, consumer)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
+  for (hal_event* e : {plain, foreign, done, start}) {
+    ASSERT_OK(api_->event_destroy(e));
+  }
   EXPECT_EQ(Take(api_->event_destroy(done)).code, HAL_STATUS_INVALID_ARGUMENT);
   ASSERT_OK(api_->stream_destroy(consumer));
 }
@@ -324,69 +359,89 @@ TEST_F(CpuRefTest, HandlesAreValidated) {
   hal_stream* stream = nullptr;
   ASSERT_OK(api_->stream_create(device_, 0, &stream));
   ASSERT_OK(api_->stream_destroy(stream));
-  EXPECT_EQ(Take(api_->stream_synchronize(stream)).code, HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(api_->stream_destroy(stream_)).code, HAL_STATUS_INVALID_ARGUMENT);
-  int garbage = 0;
-  EXPECT_EQ(Take(api_->stream_synchronize(reinterpret_cast<hal_stream*>(&garbage))).code,
+  EXPECT_EQ(Take(api_->stream_synchronize(stream)).code,
             HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(api_->device_properties(reinterpret_cast<hal_device*>(&garbage), nullptr))
+  EXPECT_EQ(Take(api_->stream_destroy(stream_)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
+  int garbage = 0;
+  EXPECT_EQ(
+      Take(api_->stream_synchronize(reinterpret_cast<hal_stream*>(&garbage)))
+          .code,
+      HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(api_->device_properties(
+                     reinterpret_cast<hal_device*>(&garbage), nullptr))
                 .code,
             HAL_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(api_->stream_create(device_, 0, nullptr)).code,
             HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(api_->device_open(2, &device_)).code, HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(api_->device_open(2, &device_)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
   hal_module* module = nullptr;
   EXPECT_EQ(Take(api_->module_load(device_, "spirv", "x", 1, &module)).code,
             HAL_STATUS_UNSUPPORTED);
-  EXPECT_EQ(Take(api_->module_unload(reinterpret_cast<hal_module*>(&garbage))).code,
-            HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      Take(api_->module_unload(reinterpret_cast<hal_module*>(&garbage))).code,
+      HAL_STATUS_INVALID_ARGUMENT);
   hal_kernel* kernel = nullptr;
-  Result missing = Take(api_->kernel_lookup(device_, nullptr, "softmax", &kernel));
+  Result missing =
+      Take(api_->kernel_lookup(device_, nullptr, "softmax", &kernel));
   EXPECT_EQ(missing.code, HAL_STATUS_NOT_FOUND);
-  EXPECT_NE(missing.message.find("softmax"), std::string::npos) << missing.message;
+  EXPECT_NE(missing.message.find("softmax"), std::string::npos)
+      << missing.message;
 }
 
 TEST_F(CpuRefTest, FillAndCopyKernelsOnStridedViews) {
   // fill every other element of an i32 vector.
   hal_devptr ints = Upload(std::vector<int32_t>(8, 0));
-  ASSERT_EQ(Launch(HAL_KERNEL_FILL,
-                   {TensorArg(Tensor(ints, HAL_DTYPE_I32, {4}, {2})), F64Arg(-7.9)})
-                .code,
-            HAL_STATUS_OK);
-  EXPECT_EQ(Download<int32_t>(ints, 8), (std::vector<int32_t>{-7, 0, -7, 0, -7, 0, -7, 0}));
+  ASSERT_EQ(
+      Launch(HAL_KERNEL_FILL,
+             {TensorArg(Tensor(ints, HAL_DTYPE_I32, {4}, {2})), F64Arg(-7.9)})
+          .code,
+      HAL_STATUS_OK);
+  EXPECT_EQ(Download<int32_t>(ints, 8),
+            (std::vector<int32_t>{-7, 0, -7, 0, -7, 0, -7, 0}));
 
   // copy a transposed f32 [2, 3] into a dense f16 [3, 2]: rounding checks.
-  const std::vector<float> values = {1.0f,       65504.0f, 65520.0f,
-                                     1.00048828125f /* 1 + 2^-11: tie, to even */,
-                                     1.00146484375f /* 1 + 3*2^-11: tie, up */,
-                                     std::ldexp(1.0f, -25) /* tie to 0 */};
+  const std::vector<float> values = {
+      1.0f,
+      65504.0f,
+      65520.0f,
+      1.00048828125f /* 1 + 2^-11: tie, to even */,
+      1.00146484375f /* 1 + 3*2^-11: tie, up */,
+      std::ldexp(1.0f, -25) /* tie to 0 */};
   hal_devptr src = Upload(values);
-  hal_devptr half = Alloc(6 * 2);
-  ASSERT_EQ(Launch(HAL_KERNEL_COPY, {TensorArg(Tensor(half, HAL_DTYPE_F16, {3, 2}, {2, 1})),
-                                     TensorArg(Tensor(src, HAL_DTYPE_F32, {3, 2}, {1, 3}))})
+  hal_devptr half = Alloc(6 * sizeof(uint16_t));
+  ASSERT_EQ(Launch(HAL_KERNEL_COPY,
+                   {TensorArg(Tensor(half, HAL_DTYPE_F16, {3, 2}, {2, 1})),
+                    TensorArg(Tensor(src, HAL_DTYPE_F32, {3, 2}, {1, 3}))})
                 .code,
             HAL_STATUS_OK);
   // out[i][j] = values[j * 3 + i]
-  EXPECT_EQ(Download<uint16_t>(half, 6),
-            (std::vector<uint16_t>{0x3C00, 0x3C00, 0x7BFF, 0x3C02, 0x7C00, 0x0000}));
+  EXPECT_EQ(
+      Download<uint16_t>(half, 6),
+      (std::vector<uint16_t>{0x3C00, 0x3C00, 0x7BFF, 0x3C02, 0x7C00, 0x0000}));
 
-  // f64 -> bf16 rounds once: 1 + 2^-8 + 2^-30 rounds up (via f32 it would tie down).
-  hal_devptr wide = Upload(std::vector<double>{1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30),
-                                               -3.75});
+  // f64 -> bf16 rounds once: 1 + 2^-8 + 2^-30 rounds up (via f32 it would tie
+  // down).
+  hal_devptr wide = Upload(std::vector<double>{
+      1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30), -3.75});
   hal_devptr bf = Alloc(4);
-  ASSERT_EQ(Launch(HAL_KERNEL_COPY, {TensorArg(Tensor(bf, HAL_DTYPE_BF16, {2}, {1})),
-                                     TensorArg(Tensor(wide, HAL_DTYPE_F64, {2}, {1}))})
+  ASSERT_EQ(Launch(HAL_KERNEL_COPY,
+                   {TensorArg(Tensor(bf, HAL_DTYPE_BF16, {2}, {1})),
+                    TensorArg(Tensor(wide, HAL_DTYPE_F64, {2}, {1}))})
                 .code,
             HAL_STATUS_OK);
   EXPECT_EQ(Download<uint16_t>(bf, 2), (std::vector<uint16_t>{0x3F81, 0xC070}));
 
   // Overlapping in-place reversal (negative stride) reads in first.
   hal_devptr seq = Upload(std::vector<int64_t>{1, 2, 3, 4, 5});
-  hal_tensor reversed = Tensor(seq + 4 * 8, HAL_DTYPE_I64, {5}, {-1});
-  ASSERT_EQ(Launch(HAL_KERNEL_COPY,
-                   {TensorArg(Tensor(seq, HAL_DTYPE_I64, {5}, {1})), TensorArg(reversed)})
-                .code,
-            HAL_STATUS_OK);
+  // Starts at the last element (byte 32) and walks backwards.
+  hal_tensor reversed = Tensor(seq + 32, HAL_DTYPE_I64, {5}, {-1});
+  ASSERT_EQ(
+      Launch(HAL_KERNEL_COPY, {TensorArg(Tensor(seq, HAL_DTYPE_I64, {5}, {1})),
+                               TensorArg(reversed)})
+          .code,
+      HAL_STATUS_OK);
   EXPECT_EQ(Download<int64_t>(seq, 5), (std::vector<int64_t>{5, 4, 3, 2, 1}));
 }
 
@@ -394,60 +449,72 @@ TEST_F(CpuRefTest, AddMulSumKernels) {
   // add with a broadcast (stride 0) b and alpha, in i64 and f32.
   hal_devptr a = Upload(std::vector<int64_t>{1, 2, 3, 4, 5, 6});
   hal_devptr b = Upload(std::vector<int64_t>{10, 20, 30});
-  hal_devptr out = Alloc(6 * 8);
-  ASSERT_EQ(Launch(HAL_KERNEL_ADD, {TensorArg(Tensor(out, HAL_DTYPE_I64, {2, 3}, {3, 1})),
-                                    TensorArg(Tensor(a, HAL_DTYPE_I64, {2, 3}, {3, 1})),
-                                    TensorArg(Tensor(b, HAL_DTYPE_I64, {2, 3}, {0, 1})),
-                                    I64Arg(-2)})
-                .code,
-            HAL_STATUS_OK);
-  EXPECT_EQ(Download<int64_t>(out, 6), (std::vector<int64_t>{-19, -38, -57, -16, -35, -54}));
+  hal_devptr out = Alloc(6 * sizeof(int64_t));
+  ASSERT_EQ(
+      Launch(HAL_KERNEL_ADD,
+             {TensorArg(Tensor(out, HAL_DTYPE_I64, {2, 3}, {3, 1})),
+              TensorArg(Tensor(a, HAL_DTYPE_I64, {2, 3}, {3, 1})),
+              TensorArg(Tensor(b, HAL_DTYPE_I64, {2, 3}, {0, 1})), I64Arg(-2)})
+          .code,
+      HAL_STATUS_OK);
+  EXPECT_EQ(Download<int64_t>(out, 6),
+            (std::vector<int64_t>{-19, -38, -57, -16, -35, -54}));
 
   hal_devptr fa = Upload(std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f});
-  hal_devptr fout = Alloc(4 * 4);
-  ASSERT_EQ(Launch(HAL_KERNEL_ADD, {TensorArg(Tensor(fout, HAL_DTYPE_F32, {2, 2}, {2, 1})),
-                                    TensorArg(Tensor(fa, HAL_DTYPE_F32, {2, 2}, {1, 2})),
-                                    TensorArg(Tensor(fa, HAL_DTYPE_F32, {2, 2}, {2, 1})),
-                                    F64Arg(0.5)})
+  hal_devptr fout = Alloc(4 * sizeof(float));
+  ASSERT_EQ(Launch(HAL_KERNEL_ADD,
+                   {TensorArg(Tensor(fout, HAL_DTYPE_F32, {2, 2}, {2, 1})),
+                    TensorArg(Tensor(fa, HAL_DTYPE_F32, {2, 2}, {1, 2})),
+                    TensorArg(Tensor(fa, HAL_DTYPE_F32, {2, 2}, {2, 1})),
+                    F64Arg(0.5)})
                 .code,
             HAL_STATUS_OK);
   // out[i][j] = fa[j*2+i] + 0.5 * fa[i*2+j]
-  EXPECT_EQ(Download<float>(fout, 4), (std::vector<float>{0.75f, 3.25f, 2.75f, 5.25f}));
+  EXPECT_EQ(Download<float>(fout, 4),
+            (std::vector<float>{0.75f, 3.25f, 2.75f, 5.25f}));
 
   // mul on bool is logical and; on u8 it wraps.
   hal_devptr bools = Upload(std::vector<uint8_t>{0, 1, 1, 1});
   hal_devptr band = Alloc(2);
-  ASSERT_EQ(Launch(HAL_KERNEL_MUL, {TensorArg(Tensor(band, HAL_DTYPE_BOOL, {2}, {1})),
-                                    TensorArg(Tensor(bools, HAL_DTYPE_BOOL, {2}, {2})),
-                                    TensorArg(Tensor(bools + 1, HAL_DTYPE_BOOL, {2}, {2}))})
+  ASSERT_EQ(Launch(HAL_KERNEL_MUL,
+                   {TensorArg(Tensor(band, HAL_DTYPE_BOOL, {2}, {1})),
+                    TensorArg(Tensor(bools, HAL_DTYPE_BOOL, {2}, {2})),
+                    TensorArg(Tensor(bools + 1, HAL_DTYPE_BOOL, {2}, {2}))})
                 .code,
             HAL_STATUS_OK);
   EXPECT_EQ(Download<uint8_t>(band, 2), (std::vector<uint8_t>{0, 1}));
   hal_devptr bytes = Upload(std::vector<uint8_t>{16, 200});
-  ASSERT_EQ(Launch(HAL_KERNEL_MUL, {TensorArg(Tensor(bytes, HAL_DTYPE_U8, {2}, {1})),
-                                    TensorArg(Tensor(bytes, HAL_DTYPE_U8, {2}, {1})),
-                                    TensorArg(Tensor(bytes, HAL_DTYPE_U8, {2}, {1}))})
-                .code,
-            HAL_STATUS_OK);
-  EXPECT_EQ(Download<uint8_t>(bytes, 2), (std::vector<uint8_t>{0, 64}));  // 256, 40000 mod 256
+  ASSERT_EQ(
+      Launch(HAL_KERNEL_MUL, {TensorArg(Tensor(bytes, HAL_DTYPE_U8, {2}, {1})),
+                              TensorArg(Tensor(bytes, HAL_DTYPE_U8, {2}, {1})),
+                              TensorArg(Tensor(bytes, HAL_DTYPE_U8, {2}, {1}))})
+          .code,
+      HAL_STATUS_OK);
+  EXPECT_EQ(Download<uint8_t>(bytes, 2),
+            (std::vector<uint8_t>{0, 64}));  // 256, 40000 mod 256
 
   // sum over dim 0 of a transposed i32 [3, 2] view into f64 [1, 2].
-  hal_devptr m = Upload(std::vector<int32_t>{1, 2, 3, 4, 5, 6});  // [2, 3] dense
-  hal_devptr s = Alloc(2 * 8);
-  ASSERT_EQ(Launch(HAL_KERNEL_SUM, {TensorArg(Tensor(s, HAL_DTYPE_F64, {1, 2}, {2, 1})),
-                                    TensorArg(Tensor(m, HAL_DTYPE_I32, {3, 2}, {1, 3}))})
+  hal_devptr m =
+      Upload(std::vector<int32_t>{1, 2, 3, 4, 5, 6});  // [2, 3] dense
+  hal_devptr s = Alloc(2 * sizeof(double));
+  ASSERT_EQ(Launch(HAL_KERNEL_SUM,
+                   {TensorArg(Tensor(s, HAL_DTYPE_F64, {1, 2}, {2, 1})),
+                    TensorArg(Tensor(m, HAL_DTYPE_I32, {3, 2}, {1, 3}))})
                 .code,
             HAL_STATUS_OK);
   EXPECT_EQ(Download<double>(s, 2), (std::vector<double>{6.0, 15.0}));
   // Summing an empty dim gives 0; rank 0 is one element.
-  ASSERT_EQ(Launch(HAL_KERNEL_SUM, {TensorArg(Tensor(s, HAL_DTYPE_F64, {1}, {1})),
-                                    TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {0}, {1}))})
-                .code,
-            HAL_STATUS_OK);
-  ASSERT_EQ(Launch(HAL_KERNEL_SUM, {TensorArg(Tensor(s + 8, HAL_DTYPE_F64, {}, {})),
-                                    TensorArg(Tensor(m + 8, HAL_DTYPE_I32, {}, {}))})
-                .code,
-            HAL_STATUS_OK);
+  ASSERT_EQ(
+      Launch(HAL_KERNEL_SUM,
+             {TensorArg(Tensor(s, HAL_DTYPE_F64, {1}, {1})),
+              TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {0}, {1}))})
+          .code,
+      HAL_STATUS_OK);
+  ASSERT_EQ(
+      Launch(HAL_KERNEL_SUM, {TensorArg(Tensor(s + 8, HAL_DTYPE_F64, {}, {})),
+                              TensorArg(Tensor(m + 8, HAL_DTYPE_I32, {}, {}))})
+          .code,
+      HAL_STATUS_OK);
   EXPECT_EQ(Download<double>(s, 2), (std::vector<double>{0.0, 3.0}));
 }
 
@@ -455,34 +522,47 @@ TEST_F(CpuRefTest, MatmulBatchedWithTransposedAndBroadcastOperands) {
   // Sizes that straddle the blocking (M, N not multiples of the tiles).
   constexpr int64_t kBatch = 2, kM = 67, kK = 300, kN = 13;
   std::vector<float> a(kBatch * kM * kK), b(kK * kN);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  }
+  for (size_t i = 0; i < b.size(); ++i) {
+    b[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  }
   hal_devptr da = Upload(a);
   hal_devptr db = Upload(b);  // stored as [N, K]: used transposed
   hal_devptr dout = Alloc(kBatch * kM * kN * 4);
-  ASSERT_EQ(Launch(HAL_KERNEL_MATMUL,
-                   {TensorArg(Tensor(dout, HAL_DTYPE_F32, {kBatch, kM, kN}, {kM * kN, kN, 1})),
-                    TensorArg(Tensor(da, HAL_DTYPE_F32, {kBatch, kM, kK}, {kM * kK, kK, 1})),
-                    TensorArg(Tensor(db, HAL_DTYPE_F32, {kBatch, kK, kN}, {0, 1, kK}))})
-                .code,
-            HAL_STATUS_OK);
+  ASSERT_EQ(
+      Launch(
+          HAL_KERNEL_MATMUL,
+          {TensorArg(
+               Tensor(dout, HAL_DTYPE_F32, {kBatch, kM, kN}, {kM * kN, kN, 1})),
+           TensorArg(
+               Tensor(da, HAL_DTYPE_F32, {kBatch, kM, kK}, {kM * kK, kK, 1})),
+           TensorArg(Tensor(db, HAL_DTYPE_F32, {kBatch, kK, kN}, {0, 1, kK}))})
+          .code,
+      HAL_STATUS_OK);
   std::vector<float> out = Download<float>(dout, kBatch * kM * kN);
   for (int64_t p = 0; p < kBatch; ++p) {
     for (int64_t i = 0; i < kM; ++i) {
       for (int64_t j = 0; j < kN; ++j) {
         double expected = 0;  // small integers: exact in f32 as well
-        for (int64_t k = 0; k < kK; ++k) expected += a[(p * kM + i) * kK + k] * b[j * kK + k];
-        ASSERT_EQ(out[(p * kM + i) * kN + j], expected) << p << " " << i << " " << j;
+        for (int64_t k = 0; k < kK; ++k) {
+          expected += a[(p * kM + i) * kK + k] * b[j * kK + k];
+        }
+        ASSERT_EQ(out[(p * kM + i) * kN + j], expected)
+            << p << " " << i << " " << j;
       }
     }
   }
   // K = 0 gives zeros.
-  ASSERT_EQ(Launch(HAL_KERNEL_MATMUL,
-                   {TensorArg(Tensor(dout, HAL_DTYPE_F32, {2, 2}, {2, 1})),
-                    TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {2, 0}, {0, 1})),
-                    TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {0, 2}, {2, 1}))})
-                .code,
-            HAL_STATUS_OK);
+  ASSERT_EQ(
+      Launch(
+          HAL_KERNEL_MATMUL,
+          {TensorArg(Tensor(dout, HAL_DTYPE_F32, {2, 2}, {2, 1})),
+           TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {2, 0}, {0, 1})),
+           TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {0, 2}, {2, 1}))})
+          .code,
+      HAL_STATUS_OK);
   EXPECT_EQ(Download<float>(dout, 4), (std::vector<float>{0, 0, 0, 0}));
 }
 
@@ -496,15 +576,22 @@ TEST_F(CpuRefTest, MatmulMatchesSequentialDotProductBitwise) {
     state = state * 1664525u + 1013904223u;
     return static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
   };
-  for (float& v : a) v = next();
-  for (float& v : b) v = next();
+  for (float& v : a) {
+    v = next();
+  }
+  for (float& v : b) {
+    v = next();
+  }
   hal_devptr da = Upload(a);
   hal_devptr db = Upload(b);  // stored [batch, N, K]: used transposed
   hal_devptr dout = Alloc(kBatch * kM * kN * 4);
   ASSERT_EQ(Launch(HAL_KERNEL_MATMUL,
-                   {TensorArg(Tensor(dout, HAL_DTYPE_F32, {kBatch, kM, kN}, {kM * kN, kN, 1})),
-                    TensorArg(Tensor(da, HAL_DTYPE_F32, {kBatch, kM, kK}, {kM * kK, kK, 1})),
-                    TensorArg(Tensor(db, HAL_DTYPE_F32, {kBatch, kK, kN}, {kN * kK, 1, kK}))})
+                   {TensorArg(Tensor(dout, HAL_DTYPE_F32, {kBatch, kM, kN},
+                                     {kM * kN, kN, 1})),
+                    TensorArg(Tensor(da, HAL_DTYPE_F32, {kBatch, kM, kK},
+                                     {kM * kK, kK, 1})),
+                    TensorArg(Tensor(db, HAL_DTYPE_F32, {kBatch, kK, kN},
+                                     {kN * kK, 1, kK}))})
                 .code,
             HAL_STATUS_OK);
   std::vector<float> out = Download<float>(dout, kBatch * kM * kN);
@@ -513,10 +600,12 @@ TEST_F(CpuRefTest, MatmulMatchesSequentialDotProductBitwise) {
       for (int64_t j = 0; j < kN; ++j) {
         float expected = 0;
         for (int64_t k = 0; k < kK; ++k) {
-          const float product = a[(p * kM + i) * kK + k] * b[(p * kN + j) * kK + k];
+          const float product =
+              a[(p * kM + i) * kK + k] * b[(p * kN + j) * kK + k];
           expected += product;
         }
-        ASSERT_EQ(out[(p * kM + i) * kN + j], expected) << p << " " << i << " " << j;
+        ASSERT_EQ(out[(p * kM + i) * kN + j], expected)
+            << p << " " << i << " " << j;
       }
     }
   }
@@ -528,19 +617,23 @@ TEST_F(CpuRefTest, LaunchRejectsBadArgumentsWithoutEnqueueing) {
   auto code = [&](const char* name, std::vector<hal_arg> args) {
     return Launch(name, std::move(args)).code;
   };
-  EXPECT_EQ(code(HAL_KERNEL_FILL, {good}), HAL_STATUS_INVALID_ARGUMENT);  // count
-  EXPECT_EQ(code(HAL_KERNEL_FILL, {good, good}), HAL_STATUS_INVALID_ARGUMENT);  // kind
-  EXPECT_EQ(code(HAL_KERNEL_FILL, {TensorArg(Tensor(p, HAL_DTYPE_F32, {17}, {1})),
-                                   F64Arg(0)}),
+  EXPECT_EQ(code(HAL_KERNEL_FILL, {good}),
+            HAL_STATUS_INVALID_ARGUMENT);  // count
+  EXPECT_EQ(code(HAL_KERNEL_FILL, {good, good}),
+            HAL_STATUS_INVALID_ARGUMENT);  // kind
+  EXPECT_EQ(code(HAL_KERNEL_FILL,
+                 {TensorArg(Tensor(p, HAL_DTYPE_F32, {17}, {1})), F64Arg(0)}),
             HAL_STATUS_INVALID_ARGUMENT);  // past the allocation's end
-  EXPECT_EQ(code(HAL_KERNEL_FILL, {TensorArg(Tensor(p, HAL_DTYPE_F32, {2}, {-1})),
-                                   F64Arg(0)}),
+  EXPECT_EQ(code(HAL_KERNEL_FILL,
+                 {TensorArg(Tensor(p, HAL_DTYPE_F32, {2}, {-1})), F64Arg(0)}),
             HAL_STATUS_INVALID_ARGUMENT);  // negative stride before its start
-  EXPECT_EQ(code(HAL_KERNEL_FILL, {TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {2}, {1})),
-                                   F64Arg(0)}),
+  EXPECT_EQ(code(HAL_KERNEL_FILL,
+                 {TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {2}, {1})),
+                  F64Arg(0)}),
             HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(code(HAL_KERNEL_FILL, {TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {0}, {1})),
-                                   F64Arg(0)}),
+  EXPECT_EQ(code(HAL_KERNEL_FILL,
+                 {TensorArg(Tensor(HAL_DEVPTR_NULL, HAL_DTYPE_F32, {0}, {1})),
+                  F64Arg(0)}),
             HAL_STATUS_OK);  // empty tensor, NULL data
   hal_tensor bad_dtype = Tensor(p, HAL_DTYPE_F32, {4}, {1});
   bad_dtype.dtype = 42;
@@ -551,24 +644,30 @@ TEST_F(CpuRefTest, LaunchRejectsBadArgumentsWithoutEnqueueing) {
   EXPECT_EQ(code(HAL_KERNEL_FILL, {TensorArg(bad_rank), F64Arg(0)}),
             HAL_STATUS_INVALID_ARGUMENT);
   const hal_arg ints = TensorArg(Tensor(p, HAL_DTYPE_I32, {4}, {1}));
-  EXPECT_EQ(code(HAL_KERNEL_MUL, {good, good, ints}), HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(code(HAL_KERNEL_MATMUL, {TensorArg(Tensor(p, HAL_DTYPE_I32, {2, 2}, {2, 1})),
-                                     TensorArg(Tensor(p, HAL_DTYPE_I32, {2, 2}, {2, 1})),
-                                     TensorArg(Tensor(p, HAL_DTYPE_I32, {2, 2}, {2, 1}))}),
+  EXPECT_EQ(code(HAL_KERNEL_MUL, {good, good, ints}),
+            HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(code(HAL_KERNEL_MATMUL,
+                 {TensorArg(Tensor(p, HAL_DTYPE_I32, {2, 2}, {2, 1})),
+                  TensorArg(Tensor(p, HAL_DTYPE_I32, {2, 2}, {2, 1})),
+                  TensorArg(Tensor(p, HAL_DTYPE_I32, {2, 2}, {2, 1}))}),
             HAL_STATUS_UNSUPPORTED);
   const hal_arg flags = TensorArg(Tensor(p, HAL_DTYPE_BOOL, {4}, {1}));
-  EXPECT_EQ(code(HAL_KERNEL_ADD, {flags, flags, flags, I64Arg(1)}), HAL_STATUS_UNSUPPORTED);
+  EXPECT_EQ(code(HAL_KERNEL_ADD, {flags, flags, flags, I64Arg(1)}),
+            HAL_STATUS_UNSUPPORTED);
   EXPECT_EQ(code(HAL_KERNEL_ADD, {ints, ints, ints, F64Arg(0.5)}),
             HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(code(HAL_KERNEL_SUM, {TensorArg(Tensor(p, HAL_DTYPE_F32, {2}, {1})), good}),
+  EXPECT_EQ(code(HAL_KERNEL_SUM,
+                 {TensorArg(Tensor(p, HAL_DTYPE_F32, {2}, {1})), good}),
             HAL_STATUS_INVALID_ARGUMENT);
 
   // A kernel of device 1 on a stream of device 0.
   hal_kernel* foreign = nullptr;
   ASSERT_OK(api_->kernel_lookup(device1_, nullptr, HAL_KERNEL_FILL, &foreign));
   hal_arg args[] = {good, F64Arg(1)};
-  EXPECT_EQ(Take(api_->launch(stream_, foreign, args, 2)).code, HAL_STATUS_INVALID_ARGUMENT);
-  // None of the rejected launches ran: the memory still holds what fill wrote last.
+  EXPECT_EQ(Take(api_->launch(stream_, foreign, args, 2)).code,
+            HAL_STATUS_INVALID_ARGUMENT);
+  // None of the rejected launches ran: the memory still holds what fill wrote
+  // last.
   const float one = 1.0f;
   ASSERT_OK(api_->fill(stream_, p, &one, 4, 64));
   ASSERT_EQ(code(HAL_KERNEL_FILL, {good, F64Arg(3)}), HAL_STATUS_OK);
@@ -578,25 +677,29 @@ TEST_F(CpuRefTest, LaunchRejectsBadArgumentsWithoutEnqueueing) {
 TEST_F(CpuRefTest, ConcurrentStreamsFromManyThreads) {
   constexpr int kThreads = 4, kRounds = 50;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   std::vector<int> failures(kThreads, 0);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       hal_stream* stream = nullptr;
       hal_devptr p = HAL_DEVPTR_NULL;
       hal_kernel* fill = nullptr;
-      if (Take(api_->stream_create(device_, 0, &stream)).code != HAL_STATUS_OK ||
+      if (Take(api_->stream_create(device_, 0, &stream)).code !=
+              HAL_STATUS_OK ||
           Take(api_->mem_alloc(device_, 1024, 0, &p)).code != HAL_STATUS_OK ||
-          Take(api_->kernel_lookup(device_, nullptr, HAL_KERNEL_FILL, &fill)).code !=
-              HAL_STATUS_OK) {
+          Take(api_->kernel_lookup(device_, nullptr, HAL_KERNEL_FILL, &fill))
+                  .code != HAL_STATUS_OK) {
         ++failures[t];
         return;
       }
       for (int r = 0; r < kRounds; ++r) {
-        hal_arg args[] = {TensorArg(Tensor(p, HAL_DTYPE_I64, {128}, {1})), I64Arg(t * 1000 + r)};
+        hal_arg args[] = {TensorArg(Tensor(p, HAL_DTYPE_I64, {128}, {1})),
+                          I64Arg(t * 1000 + r)};
         int64_t back = 0;
         if (Take(api_->launch(stream, fill, args, 2)).code != HAL_STATUS_OK ||
-            Take(api_->copy(stream, HAL_COPY_DEVICE_TO_HOST, reinterpret_cast<uint64_t>(&back),
-                            p + 127 * 8, 8))
+            Take(api_->copy(stream, HAL_COPY_DEVICE_TO_HOST,
+                            reinterpret_cast<uint64_t>(&back),
+                            p + 127 * sizeof(int64_t), 8))
                     .code != HAL_STATUS_OK ||
             back != t * 1000 + r) {
           ++failures[t];
@@ -608,7 +711,9 @@ TEST_F(CpuRefTest, ConcurrentStreamsFromManyThreads) {
       }
     });
   }
-  for (auto& thread : threads) thread.join();
+  for (auto& thread : threads) {
+    thread.join();
+  }
   EXPECT_EQ(failures, std::vector<int>(kThreads, 0));
 }
 
