@@ -101,9 +101,11 @@ TEST(Device, PropertiesRespectCallerStructSize) {
   }
 }
 
+// Every kernel of the generated table (hal/standard_kernels.h).
 TEST(Device, StandardKernelSetIsComplete) {
-  for (const char* name : {HAL_KERNEL_FILL, HAL_KERNEL_COPY, HAL_KERNEL_ADD,
-                           HAL_KERNEL_MUL, HAL_KERNEL_SUM, HAL_KERNEL_MATMUL}) {
+  const hal_kernel_signature* signatures = hal_standard_kernel_signatures();
+  for (uint32_t i = 0; i < HAL_STANDARD_KERNEL_COUNT; ++i) {
+    const char* name = signatures[i].name;
     EXPECT_HAL_ERROR(hal::StatusCode::kOk, device().kernel(name));
     // Looking a kernel up again finds the same kernel.
     if (!HasFailure()) {

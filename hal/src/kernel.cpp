@@ -130,6 +130,12 @@ hal_arg scalar_arg(double value) {
   return arg;
 }
 
+hal_arg none_arg() {
+  hal_arg arg{};
+  arg.kind = HAL_ARG_NONE;
+  return arg;
+}
+
 size_t dtype_size(hal_dtype dtype) {
   switch (dtype) {
     case HAL_DTYPE_F64:

@@ -161,6 +161,34 @@ ScalarArg ArgChecker::Scalar(uint32_t index, const char* name) const {
   return result;
 }
 
+std::optional<TensorArg> ArgChecker::OptionalTensor(uint32_t index,
+                                                    const char* name) const {
+  if (args_[index].kind == HAL_ARG_NONE) {
+    return std::nullopt;
+  }
+  return Tensor(index, name);
+}
+
+int64_t ArgChecker::Int(uint32_t index, const char* name) const {
+  const hal_arg& arg = args_[index];
+  if (arg.kind != HAL_ARG_I64) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: argument {} ({}) must be an i64, got kind {}", kernel_, index,
+         name, arg.kind);
+  }
+  return arg.value.i64;
+}
+
+double ArgChecker::Float(uint32_t index, const char* name) const {
+  const hal_arg& arg = args_[index];
+  if (arg.kind != HAL_ARG_F64) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: argument {} ({}) must be an f64, got kind {}", kernel_, index,
+         name, arg.kind);
+  }
+  return arg.value.f64;
+}
+
 void ArgChecker::SameDtype(const TensorArg& tensor, const char* name,
                            const TensorArg& reference,
                            const char* reference_name) const {

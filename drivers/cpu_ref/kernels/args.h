@@ -7,6 +7,7 @@
 #define HAL_DRIVERS_CPU_REF_KERNELS_ARGS_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "hal/driver.h"
 #include "strided.h"
@@ -51,6 +52,13 @@ class ArgChecker {
 
   TensorArg Tensor(uint32_t index, const char* name) const;
   ScalarArg Scalar(uint32_t index, const char* name) const;
+  // A `tensor?` argument: nullopt for HAL_ARG_NONE.
+  std::optional<TensorArg> OptionalTensor(uint32_t index,
+                                          const char* name) const;
+  // An `int` argument (HAL_ARG_I64 only) and a `float` one (HAL_ARG_F64
+  // only).
+  int64_t Int(uint32_t index, const char* name) const;
+  double Float(uint32_t index, const char* name) const;
 
   // Same dtype, rank and sizes as `reference`.
   void SameDtype(const TensorArg& tensor, const char* name,

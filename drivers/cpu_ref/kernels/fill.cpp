@@ -2,7 +2,7 @@
 #include "dtype.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
-#include "kernels/kernel.h"
+#include "kernels/elementwise.h"
 
 namespace cpu_ref {
 namespace {

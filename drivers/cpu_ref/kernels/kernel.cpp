@@ -3,7 +3,6 @@
 // every format and no module handle is ever live.
 #include "kernels/kernel.h"
 
-#include <array>
 #include <cstring>
 
 #include "device.h"
@@ -11,9 +10,17 @@
 namespace cpu_ref {
 namespace {
 
-constexpr std::array<const KernelDef*, 6> kStandardKernels = {
-    &kFillKernel, &kCopyKernel, &kAddKernel,
-    &kMulKernel,  &kSumKernel,  &kMatmulKernel};
+// Every family's kernels, in this order; one line per family.
+constexpr KernelList (*kFamilies[])() = {
+    ElementwiseKernels,
+    ReductionKernels,
+    LinalgKernels,
+    NnKernels,
+    IndexingKernels,
+    ConvKernels,
+    RandomKernels,
+    OptimKernels,
+};
 
 const Kernel& GetKernel(const hal_kernel* handle) {
   if (handle == nullptr) {
@@ -34,9 +41,10 @@ const Kernel& GetKernel(const hal_kernel* handle) {
 
 std::vector<Kernel> MakeStandardKernels(const Device* device) {
   std::vector<Kernel> kernels;
-  kernels.reserve(kStandardKernels.size());
-  for (const KernelDef* def : kStandardKernels) {
-    kernels.push_back({device, def});
+  for (KernelList (*family)() : kFamilies) {
+    for (const KernelDef* def : family()) {
+      kernels.push_back({device, def});
+    }
   }
   return kernels;
 }

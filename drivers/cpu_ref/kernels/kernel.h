@@ -7,6 +7,7 @@
 #define HAL_DRIVERS_CPU_REF_KERNELS_KERNEL_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "hal/driver.h"
@@ -30,13 +31,18 @@ struct Kernel {
   }
 };
 
-// Defined by the kernel sources, one per standard kernel.
-extern const KernelDef kFillKernel;
-extern const KernelDef kCopyKernel;
-extern const KernelDef kAddKernel;
-extern const KernelDef kMulKernel;
-extern const KernelDef kSumKernel;
-extern const KernelDef kMatmulKernel;
+// The standard kernels, one list per family, each defined in the family's
+// own sources (kernel.cpp concatenates them). A kernel family adds its
+// function here and one line to kernel.cpp's kFamilies.
+using KernelList = std::span<const KernelDef* const>;
+KernelList ElementwiseKernels();
+KernelList ReductionKernels();
+KernelList LinalgKernels();
+KernelList NnKernels();
+KernelList IndexingKernels();
+KernelList ConvKernels();
+KernelList RandomKernels();
+KernelList OptimKernels();
 
 std::vector<Kernel> MakeStandardKernels(const Device* device);
 

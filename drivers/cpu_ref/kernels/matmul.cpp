@@ -1,4 +1,7 @@
-// matmul(out [..., M, N], a [..., M, K], b [..., K, N]).
+// matmul(out [..., M, N], a [..., M, K], b [..., K, N]) and
+// addmm(out, c, a, b, beta, alpha) = beta * c + alpha * (a @ b): the linalg
+// family of table/linalg.json. matmul is addmm without c and with alpha 1
+// (multiplying by 1 is exact, so both share every bit of the product).
 //
 // Cache-blocked: for each (batch, Mc x Nc output tile) the operands are
 // packed, converted to the accumulate type, into zero-padded panels of
@@ -6,11 +9,14 @@
 // micro-kernel then updates a kMr x kNr block of the tile. Each output
 // element is one accumulator that sees k in increasing order (the tile
 // carries it from one k block to the next), so the result is the plain
-// sequential dot product, bit for bit, independent of blocking.
+// sequential dot product, bit for bit, independent of blocking. The
+// epilogue (alpha * p + beta * c, in the accumulate type) runs as each tile
+// is stored.
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -31,6 +37,9 @@ constexpr int64_t kKc = 256;  // depth of a packed panel
 
 struct MatmulArgs {
   TensorArg out, a, b;
+  std::optional<TensorArg> c;  // read only when beta != 0
+  double alpha = 1;
+  double beta = 0;
 };
 
 // One 2-D operand of one batch: element (r, c) at base + r*row + c*col bytes.
@@ -101,13 +110,16 @@ struct MatmulJob {
   char* out;
   const char* a;
   const char* b;
+  const char* c;  // nullptr: no c term
   int64_t i0;
 };
 
-// Sizes and 2-D byte strides shared by every job of one launch.
+// Sizes, 2-D byte strides and the epilogue shared by every job of one
+// launch.
 struct MatmulGeometry {
   int64_t m, n, k;
-  int64_t a_row, a_col, b_row, b_col, out_row, out_col;
+  int64_t a_row, a_col, b_row, b_col, out_row, out_col, c_row, c_col;
+  double alpha, beta;
 };
 
 template <typename Acc>
@@ -139,10 +151,17 @@ void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g,
         }
       }
     }
+    const Acc alpha = static_cast<Acc>(g.alpha);
+    const Acc beta = static_cast<Acc>(g.beta);
     for (int64_t r = 0; r < rows; ++r) {
       char* row = job.out + (job.i0 + r) * g.out_row + j0 * g.out_col;
       for (int64_t c = 0; c < cols; ++c) {
-        Store(row + c * g.out_col, ConvertTo<T>(s.tile[r * kNc + c]));
+        Acc value = alpha * s.tile[r * kNc + c];
+        if (job.c != nullptr) {
+          const Matrix bias{job.c, g.c_row, g.c_col};
+          value += beta * LoadAcc<T, Acc>(bias, job.i0 + r, j0 + c);
+        }
+        Store(row + c * g.out_col, ConvertTo<T>(value));
       }
     }
   }
@@ -184,9 +203,16 @@ void RunMatmul(const MatmulArgs& args) {
   // they overlap, and jobs on several threads must not share an output
   // element; in both cases the result is staged densely and copied at the
   // end (in row-major order, so a repeated element gets the last value).
+  // c is read element by element just before out's element is written, so
+  // out may alias it exactly (in-place addmm_).
   TensorArg out = args.out;
+  const bool exact_alias_of_c =
+      args.c && out.tensor.data == args.c->tensor.data &&
+      std::equal(out.tensor.strides, out.tensor.strides + rank,
+                 args.c->tensor.strides);
   std::unique_ptr<T[]> staged;
   if (out.Overlaps(args.a) || out.Overlaps(args.b) ||
+      (args.c && out.Overlaps(*args.c) && !exact_alias_of_c) ||
       !HasDistinctElements(out)) {
     staged = std::make_unique<T[]>(out.num_elements);
     out.tensor.data = reinterpret_cast<hal_devptr>(staged.get());
@@ -202,14 +228,16 @@ void RunMatmul(const MatmulArgs& args) {
   const StridedOperand out_op = out.operand();
   const StridedOperand a_op = args.a.operand();
   const StridedOperand b_op = args.b.operand();
+  const StridedOperand c_op = args.c ? args.c->operand() : out_op;
 
   // One job per (batch, kMc row block): jobs write disjoint rows of `out`.
   std::vector<MatmulJob> jobs;
-  ForEachElement<3>(batch, {out_op, a_op, b_op}, [&](ElementPointers<3> p) {
-    for (int64_t i0 = 0; i0 < m; i0 += kMc) {
-      jobs.push_back({p[0], p[1], p[2], i0});
-    }
-  });
+  ForEachElement<4>(
+      batch, {out_op, a_op, b_op, c_op}, [&](ElementPointers<4> p) {
+        for (int64_t i0 = 0; i0 < m; i0 += kMc) {
+          jobs.push_back({p[0], p[1], p[2], args.c ? p[3] : nullptr, i0});
+        }
+      });
   const MatmulGeometry geometry{m,
                                 n,
                                 k,
@@ -218,7 +246,11 @@ void RunMatmul(const MatmulArgs& args) {
                                 b_op.byte_strides[rank - 2],
                                 b_op.byte_strides[rank - 1],
                                 out_op.byte_strides[rank - 2],
-                                out_op.byte_strides[rank - 1]};
+                                out_op.byte_strides[rank - 1],
+                                c_op.byte_strides[rank - 2],
+                                c_op.byte_strides[rank - 1],
+                                args.alpha,
+                                args.beta};
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
                        static_cast<double>(k) *
                        static_cast<double>(batch.NumElements());
@@ -236,21 +268,25 @@ void RunMatmul(const MatmulArgs& args) {
   }
 }
 
-Stream::Operation PrepareMatmul(const Device& device, const hal_arg* args,
-                                uint32_t num_args) {
-  ArgChecker check(HAL_KERNEL_MATMUL, device, args, num_args, 3);
-  const MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
-                     check.Tensor(2, "b")};
+// Validates out, a and b (and c when given) of a matmul or addmm launch.
+void CheckMatmul(const ArgChecker& check, const MatmulArgs& t) {
+  const char* kernel = check.kernel();
   check.SameDtype(t.a, "a", t.out, "out");
   check.SameDtype(t.b, "b", t.out, "out");
+  if (t.c) {
+    check.SameDtype(*t.c, "c", t.out, "out");
+  }
   if (!IsFloatingDtype(t.out.dtype())) {
     check.Unsupported(t.out, "out", "f32, f16, bf16, f64");
   }
   const int rank = t.out.rank();
   if (rank < 2 || t.a.rank() != rank || t.b.rank() != rank) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "matmul: out, a and b must share one rank >= 2, got {}, {} and {}",
-         rank, t.a.rank(), t.b.rank());
+         "{}: out, a and b must share one rank >= 2, got {}, {} and {}",
+         kernel, rank, t.a.rank(), t.b.rank());
+  }
+  if (t.c) {
+    check.SameShape(*t.c, "c", t.out, "out");
   }
   const int64_t* o = t.out.tensor.sizes;
   const int64_t* a = t.a.tensor.sizes;
@@ -258,18 +294,21 @@ Stream::Operation PrepareMatmul(const Device& device, const hal_arg* args,
   for (int d = 0; d < rank - 2; ++d) {
     if (a[d] != o[d] || b[d] != o[d]) {
       Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "matmul: batch dim {} differs: out {}, a {}, b {} (broadcast with "
+           "{}: batch dim {} differs: out {}, a {}, b {} (broadcast with "
            "stride 0)",
-           d, o[d], a[d], b[d]);
+           kernel, d, o[d], a[d], b[d]);
     }
   }
   const int mi = rank - 2;
   const int ni = rank - 1;
   if (a[mi] != o[mi] || b[ni] != o[ni] || a[ni] != b[mi]) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "matmul: out [{}, {}] = a [{}, {}] x b [{}, {}] has mismatched sizes",
-         o[mi], o[ni], a[mi], a[ni], b[mi], b[ni]);
+         "{}: out [{}, {}] = a [{}, {}] x b [{}, {}] has mismatched sizes",
+         kernel, o[mi], o[ni], a[mi], a[ni], b[mi], b[ni]);
   }
+}
+
+Stream::Operation Enqueue(const MatmulArgs& t) {
   return [t] {
     VisitDtype(t.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -280,8 +319,37 @@ Stream::Operation PrepareMatmul(const Device& device, const hal_arg* args,
   };
 }
 
+Stream::Operation PrepareMatmul(const Device& device, const hal_arg* args,
+                                uint32_t num_args) {
+  ArgChecker check(HAL_KERNEL_MATMUL, device, args, num_args, 3);
+  MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
+               check.Tensor(2, "b"), std::nullopt};
+  CheckMatmul(check, t);
+  return Enqueue(t);
+}
+
+Stream::Operation PrepareAddmm(const Device& device, const hal_arg* args,
+                               uint32_t num_args) {
+  ArgChecker check(HAL_KERNEL_ADDMM, device, args, num_args, 6);
+  MatmulArgs t{check.Tensor(0, "out"), check.Tensor(2, "a"),
+               check.Tensor(3, "b"), check.Tensor(1, "c")};
+  t.beta = check.Scalar(4, "beta").As<double>();
+  t.alpha = check.Scalar(5, "alpha").As<double>();
+  CheckMatmul(check, t);
+  if (t.beta == 0) {
+    t.c.reset();  // c is not read at all: its NaNs stay out
+  }
+  return Enqueue(t);
+}
+
 }  // namespace
 
 const KernelDef kMatmulKernel{HAL_KERNEL_MATMUL, PrepareMatmul};
+const KernelDef kAddmmKernel{HAL_KERNEL_ADDMM, PrepareAddmm};
+
+KernelList LinalgKernels() {
+  static const KernelDef* const kKernels[] = {&kMatmulKernel, &kAddmmKernel};
+  return kKernels;
+}
 
 }  // namespace cpu_ref

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define HAL_ABI_MAJOR 1
-#define HAL_ABI_MINOR 0
+#define HAL_ABI_MINOR 1 /* 1: HAL_ARG_NONE */
 
 /* Symbol every driver exports, and its signature. */
 #define HAL_DRIVER_ENTRY_POINT "hal_driver_get_api"
@@ -187,7 +187,8 @@ typedef struct hal_tensor {
 typedef enum hal_arg_kind {
   HAL_ARG_TENSOR = 1,
   HAL_ARG_I64 = 2, /* integer scalar (also bools and enums) */
-  HAL_ARG_F64 = 3  /* floating-point scalar */
+  HAL_ARG_F64 = 3, /* floating-point scalar */
+  HAL_ARG_NONE = 4 /* an optional argument left out (since ABI 1.1) */
 } hal_arg_kind;
 
 /* One tagged kernel argument. Which kinds a kernel takes, in which order, is

@@ -61,6 +61,8 @@ HAL_API hal_arg tensor_arg(hal_devptr data, hal_dtype dtype,
                            std::initializer_list<int64_t> strides = {});
 HAL_API hal_arg scalar_arg(int64_t value);
 HAL_API hal_arg scalar_arg(double value);
+// An optional argument left out (HAL_ARG_NONE, ABI 1.1).
+HAL_API hal_arg none_arg();
 
 // Bytes per element: 4 for F32, 1 for BOOL, …; 0 for an unknown dtype.
 HAL_API size_t dtype_size(hal_dtype dtype);

@@ -1,0 +1,261 @@
+// nll_loss(out, total_weight, in, target, weight?, reduction, ignore_index)
+// and nll_loss_backward(grad_in, grad_out, target, weight?, total_weight,
+// reduction, ignore_index): torch's nll_loss_forward / nll_loss_backward on
+// CPU, including its 1-D input and reduction quirks (table/nn.json).
+//
+// Targets are only known on execution: all of them are checked before
+// anything is written, and one outside [0, C) that is not ignore_index fails
+// the operation with INVALID_ARGUMENT (reported by stream_synchronize).
+// Sums run in double in increasing sample order; results are staged, so
+// outputs may overlap inputs.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+#include "kernels/args.h"
+#include "kernels/nn.h"
+
+namespace cpu_ref {
+namespace {
+
+enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
+
+// What both kernels share: the class-score layout ([N, C] or [C]), targets
+// and weights.
+struct NllArgs {
+  TensorArg scores;  // in (forward) or grad_in (backward)
+  TensorArg target;
+  std::optional<TensorArg> weight;
+  int64_t reduction = kNone;
+  int64_t ignore_index = 0;
+
+  int64_t samples() const {
+    return scores.rank() == 2 ? scores.tensor.sizes[0] : 1;
+  }
+  int64_t classes() const { return scores.tensor.sizes[scores.rank() - 1]; }
+  // out (forward) and grad_out (backward) are [N] only for reduction none
+  // of a 2-D input; rank 0 otherwise.
+  bool per_sample() const { return reduction == kNone && scores.rank() == 2; }
+  char* score(int64_t sample, int64_t target_class) const {
+    const hal_tensor& t = scores.tensor;
+    const int64_t offset =
+        t.rank == 2 ? sample * t.strides[0] + target_class * t.strides[1]
+                    : target_class * t.strides[0];
+    return reinterpret_cast<char*>(t.data) + offset * scores.element_size;
+  }
+};
+
+void ExpectScalarShape(const TensorArg& tensor, const char* kernel,
+                       const char* name, int64_t per_sample_size) {
+  const bool ok =
+      per_sample_size < 0
+          ? tensor.rank() == 0
+          : tensor.rank() == 1 && tensor.tensor.sizes[0] == per_sample_size;
+  if (!ok) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} must have shape {}", kernel, name,
+         per_sample_size < 0 ? std::string("[] (rank 0)")
+                             : fmt::format("[{}]", per_sample_size));
+  }
+}
+
+NllArgs CheckNll(const ArgChecker& check, TensorArg scores,
+                 const char* scores_name, uint32_t target_index,
+                 uint32_t weight_index, uint32_t reduction_index) {
+  NllArgs nll{scores, check.Tensor(target_index, "target"),
+              check.OptionalTensor(weight_index, "weight"),
+              check.Int(reduction_index, "reduction"),
+              check.Int(reduction_index + 1, "ignore_index")};
+  if (!IsFloatingDtype(scores.dtype())) {
+    check.Unsupported(scores, scores_name, "f32, f64, f16, bf16");
+  }
+  if (scores.rank() != 1 && scores.rank() != 2) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: {} must be [N, C] or [C], got rank {}", check.kernel(),
+         scores_name, scores.rank());
+  }
+  if (nll.target.dtype() != HAL_DTYPE_I64) {
+    check.Unsupported(nll.target, "target", "i64");
+  }
+  ExpectScalarShape(nll.target, check.kernel(), "target",
+                    scores.rank() == 2 ? nll.samples() : -1);
+  if (nll.weight) {
+    check.SameDtype(*nll.weight, "weight", scores, scores_name);
+    ExpectScalarShape(*nll.weight, check.kernel(), "weight", nll.classes());
+  }
+  if (nll.reduction < kNone || nll.reduction > kSum) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: reduction {} must be 0 (none), 1 (mean) or 2 (sum)",
+         check.kernel(), nll.reduction);
+  }
+  return nll;
+}
+
+// The targets, each checked against [0, C) unless it is ignore_index.
+std::vector<int64_t> LoadTargets(const NllArgs& nll, const char* kernel) {
+  std::vector<int64_t> targets;
+  targets.reserve(nll.samples());
+  ForEachElement<1>(
+      nll.target.shape(), {nll.target.operand()},
+      [&](ElementPointers<1> p) { targets.push_back(Load<int64_t>(p[0])); });
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const int64_t t = targets[i];
+    if (t != nll.ignore_index && (t < 0 || t >= nll.classes())) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "{}: target {} (sample {}) is out of bounds for {} classes", kernel,
+           t, i, nll.classes());
+    }
+  }
+  return targets;
+}
+
+// The weight of each sample's target class; 0 for ignored samples.
+template <typename T>
+std::vector<double> SampleWeights(const NllArgs& nll,
+                                  const std::vector<int64_t>& targets) {
+  std::vector<double> weights(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const int64_t t = targets[i];
+    if (t == nll.ignore_index) {
+      weights[i] = 0;
+    } else if (nll.weight) {
+      const hal_tensor& w = nll.weight->tensor;
+      weights[i] = static_cast<double>(
+          Widen(Load<T>(reinterpret_cast<const char*>(w.data) +
+                        t * w.strides[0] * nll.weight->element_size)));
+    } else {
+      weights[i] = 1;
+    }
+  }
+  return weights;
+}
+
+template <typename T>
+void StoreAll(const TensorArg& tensor, const std::vector<double>& values) {
+  size_t next = 0;
+  ForEachElement<1>(
+      tensor.shape(), {tensor.operand()},
+      [&](ElementPointers<1> p) { Store(p[0], ConvertTo<T>(values[next++])); });
+}
+
+struct NllLossPlan {
+  TensorArg out, total_weight;
+  NllArgs nll;
+};
+
+template <typename T>
+void RunNllLoss(const NllLossPlan& plan) {
+  const NllArgs& nll = plan.nll;
+  const std::vector<int64_t> targets = LoadTargets(nll, "nll_loss");
+  const std::vector<double> weights = SampleWeights<T>(nll, targets);
+  std::vector<double> losses(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] != nll.ignore_index) {
+      losses[i] = -weights[i] *
+                  static_cast<double>(Widen(Load<T>(nll.score(i, targets[i]))));
+    }
+  }
+  if (nll.per_sample()) {
+    StoreAll<T>(plan.out, losses);
+    StoreAll<T>(plan.total_weight, {0.0});
+    return;
+  }
+  double loss = 0, total_weight = 0;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    loss += losses[i];
+    total_weight += weights[i];
+  }
+  // Mean of nothing (all ignored) is 0 / 0 = NaN, as in torch.
+  StoreAll<T>(plan.out, {nll.reduction == kMean ? loss / total_weight : loss});
+  StoreAll<T>(plan.total_weight, {total_weight});
+}
+
+Stream::Operation PrepareNllLoss(const Device& device, const hal_arg* args,
+                                 uint32_t num_args) {
+  ArgChecker check("nll_loss", device, args, num_args, 7);
+  NllLossPlan plan{check.Tensor(0, "out"), check.Tensor(1, "total_weight"),
+                   CheckNll(check, check.Tensor(2, "in"), "in", 3, 4, 5)};
+  check.SameDtype(plan.out, "out", plan.nll.scores, "in");
+  check.SameDtype(plan.total_weight, "total_weight", plan.nll.scores, "in");
+  ExpectScalarShape(plan.out, check.kernel(), "out",
+                    plan.nll.per_sample() ? plan.nll.samples() : -1);
+  ExpectScalarShape(plan.total_weight, check.kernel(), "total_weight", -1);
+  return [plan] {
+    VisitDtype(plan.out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (kIsFloating<T>) {
+        RunNllLoss<T>(plan);
+      }
+    });
+  };
+}
+
+struct NllLossBackwardPlan {
+  TensorArg grad_out, total_weight;
+  NllArgs nll;  // scores = grad_in
+};
+
+// grad_in is 0 except at each non-ignored sample's target, where it is
+// weight[t] * -(g / total_weight) for mean and weight[t] * -g otherwise
+// (g = grad_out, or grad_out[i] per sample).
+template <typename T>
+void RunNllLossBackward(const NllLossBackwardPlan& plan) {
+  const NllArgs& nll = plan.nll;
+  const std::vector<int64_t> targets = LoadTargets(nll, "nll_loss_backward");
+  const std::vector<double> weights = SampleWeights<T>(nll, targets);
+  std::vector<double> grad_out;
+  ForEachElement<1>(
+      plan.grad_out.shape(), {plan.grad_out.operand()},
+      [&](ElementPointers<1> p) {
+        grad_out.push_back(static_cast<double>(Widen(Load<T>(p[0]))));
+      });
+  double total_weight = 0;
+  ForEachElement<1>(plan.total_weight.shape(), {plan.total_weight.operand()},
+                    [&](ElementPointers<1> p) {
+                      total_weight = static_cast<double>(Widen(Load<T>(p[0])));
+                    });
+  std::vector<double> grads(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const double g = grad_out[nll.per_sample() ? i : 0];
+    grads[i] = weights[i] * -(nll.reduction == kMean ? g / total_weight : g);
+  }
+  // Zero everything, then place the target entries (the writes are staged
+  // values, so grad_in may overlap the inputs).
+  StoreAll<T>(nll.scores, std::vector<double>(nll.scores.num_elements, 0.0));
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] != nll.ignore_index) {
+      Store(nll.score(i, targets[i]), ConvertTo<T>(grads[i]));
+    }
+  }
+}
+
+Stream::Operation PrepareNllLossBackward(const Device& device,
+                                         const hal_arg* args,
+                                         uint32_t num_args) {
+  ArgChecker check("nll_loss_backward", device, args, num_args, 7);
+  NllLossBackwardPlan plan{
+      check.Tensor(1, "grad_out"), check.Tensor(4, "total_weight"),
+      CheckNll(check, check.Tensor(0, "grad_in"), "grad_in", 2, 3, 5)};
+  check.SameDtype(plan.grad_out, "grad_out", plan.nll.scores, "grad_in");
+  check.SameDtype(plan.total_weight, "total_weight", plan.nll.scores,
+                  "grad_in");
+  ExpectScalarShape(plan.grad_out, check.kernel(), "grad_out",
+                    plan.nll.per_sample() ? plan.nll.samples() : -1);
+  ExpectScalarShape(plan.total_weight, check.kernel(), "total_weight", -1);
+  return [plan] {
+    VisitDtype(plan.nll.scores.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (kIsFloating<T>) {
+        RunNllLossBackward<T>(plan);
+      }
+    });
+  };
+}
+
+}  // namespace
+
+const KernelDef kNllLossKernel{"nll_loss", PrepareNllLoss};
+const KernelDef kNllLossBackwardKernel{"nll_loss_backward",
+                                       PrepareNllLossBackward};
+
+}  // namespace cpu_ref

@@ -1,0 +1,159 @@
+// What the reduction and softmax kernels share: the plan that maps each
+// output element (or each line along a dim) to its inputs, validation of
+// keepdim shapes and `dim` arguments, and the parallel loop over output
+// elements.
+//
+// Every result is computed whole, by one job, in a fixed order, into a
+// dense staging buffer; only when all are done are they stored. So results
+// never depend on the thread count, and outputs may overlap inputs in any
+// way (everything is read before anything is written).
+#ifndef HAL_DRIVERS_CPU_REF_KERNELS_REDUCE_H_
+#define HAL_DRIVERS_CPU_REF_KERNELS_REDUCE_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "dtype.h"
+#include "kernels/args.h"
+#include "kernels/kernel.h"
+#include "kernels/parallel.h"
+
+namespace cpu_ref {
+
+// Output element i (row-major over `outer`) reduces the elements of
+// `reduced` starting at in + outer-offset(i).
+struct ReducePlan {
+  Shape outer;                // out's shape (keepdim form)
+  Shape reduced;              // in's sizes on reduced dims, 1 elsewhere
+  StridedOperand in_per_out;  // in's strides on kept dims, 0 on reduced
+  StridedOperand in;          // in's strides (walks the reduced dims)
+
+  int64_t ReducedCount() const { return reduced.NumElements(); }
+
+  // Calls fn(const char* element) for every input of the output element
+  // whose first input is `start`, in row-major order of the reduced dims.
+  template <typename Fn>
+  void ForEachInput(const char* start, Fn&& fn) const {
+    StridedOperand walk = in;
+    walk.base = const_cast<char*>(start);
+    ForEachElement<1>(reduced, {walk},
+                      [&fn](ElementPointers<1> p) { fn(p[0]); });
+  }
+};
+
+// Builds the plan of a keepdim reduction of `in` into `out` (validated:
+// same rank, each out size equal to in's or 1). With `nonempty_reduced`,
+// reducing a dim of size 0 is INVALID_ARGUMENT (amax: no identity).
+ReducePlan KeepdimPlan(const ArgChecker& check, const TensorArg& out,
+                       const char* out_name, const TensorArg& in,
+                       bool nonempty_reduced);
+
+// Reads and checks a `dim` argument for `in`: in [0, rank), or 0 for a
+// rank-0 tensor.
+int64_t DimArg(const ArgChecker& check, uint32_t index, const TensorArg& in);
+
+// Checks that `out` has `in`'s shape with sizes[dim] = 1 (keepdim form of a
+// reduction along `dim`).
+void CheckReducedAlong(const ArgChecker& check, const TensorArg& out,
+                       const char* out_name, const TensorArg& in, int64_t dim);
+
+// The plan reducing `in` along `dim` alone. A rank-0 `in` is a line of one.
+ReducePlan DimPlan(const TensorArg& in, int64_t dim);
+
+// Calls fn(i, ElementPointers<N>) for the row-major indices i in
+// [begin, end) of `shape`, each operand at its element i.
+template <size_t N, typename Fn>
+void ForEachInRange(const Shape& shape,
+                    const std::array<StridedOperand, N>& operands,
+                    int64_t begin, int64_t end, Fn&& fn) {
+  std::array<int64_t, HAL_MAX_RANK> index{};
+  ElementPointers<N> p;
+  for (size_t i = 0; i < N; ++i) {
+    p[i] = operands[i].base;
+  }
+  int64_t rest = begin;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    index[d] = rest % shape.sizes[d];
+    rest /= shape.sizes[d];
+    for (size_t i = 0; i < N; ++i) {
+      p[i] += index[d] * operands[i].byte_strides[d];
+    }
+  }
+  for (int64_t linear = begin; linear < end; ++linear) {
+    fn(linear, p);
+    for (int d = shape.rank - 1; d >= 0; --d) {
+      for (size_t i = 0; i < N; ++i) {
+        p[i] += operands[i].byte_strides[d];
+      }
+      if (++index[d] < shape.sizes[d]) {
+        break;
+      }
+      for (size_t i = 0; i < N; ++i) {
+        p[i] -= operands[i].byte_strides[d] * shape.sizes[d];
+      }
+      index[d] = 0;
+    }
+  }
+}
+
+// Runs fn(begin, end) over chunks covering [0, count), on several threads
+// when count * cost_per_item (in rough flops) is worth it. Chunks write
+// disjoint results, so which thread runs one never matters. fn must not
+// throw.
+template <typename Fn>
+void ParallelChunks(int64_t count, double cost_per_item, Fn&& fn) {
+  if (count <= 0) {
+    return;
+  }
+  const double total = static_cast<double>(count) * cost_per_item;
+  // Several chunks per thread's worth of work, for load balance.
+  const int64_t chunk = std::clamp<int64_t>(
+      static_cast<int64_t>(kMinFlopsPerThread / 4 /
+                           std::max(cost_per_item, 1.0)),
+      1, count);
+  const size_t jobs = static_cast<size_t>((count + chunk - 1) / chunk);
+  RunParallel(jobs, total, [&](const std::function<bool(size_t&)>& next_job) {
+    size_t job;
+    while (next_job(job)) {
+      const int64_t begin = static_cast<int64_t>(job) * chunk;
+      fn(begin, std::min(count, begin + chunk));
+    }
+  });
+}
+
+// results[i] = line(first input of output element i) for every output
+// element of `plan`, in parallel.
+template <typename Result, typename Line>
+std::vector<Result> ReduceEach(const ReducePlan& plan, Line&& line) {
+  std::vector<Result> results(plan.outer.NumElements());
+  // A few operations per input: load, convert, strided step, fold.
+  const double cost =
+      4.0 * static_cast<double>(std::max<int64_t>(1, plan.ReducedCount()));
+  ParallelChunks(static_cast<int64_t>(results.size()), cost,
+                 [&](int64_t begin, int64_t end) {
+                   ForEachInRange<1>(plan.outer, {plan.in_per_out}, begin, end,
+                                     [&](int64_t i, ElementPointers<1> p) {
+                                       results[i] = line(p[0]);
+                                     });
+                 });
+  return results;
+}
+
+// Stores results (row-major over out's shape) into `out` as Out.
+template <typename Out, typename Result, typename Convert>
+void StoreResults(const TensorArg& out, const std::vector<Result>& results,
+                  Convert&& convert) {
+  size_t next = 0;
+  ForEachElement<1>(out.shape(), {out.operand()}, [&](ElementPointers<1> p) {
+    Store(p[0], convert(results[next++]));
+  });
+}
+
+// The softmax family (softmax.cpp), listed with the reductions.
+KernelList SoftmaxKernels();
+
+}  // namespace cpu_ref
+
+#endif  // HAL_DRIVERS_CPU_REF_KERNELS_REDUCE_H_
