@@ -189,10 +189,17 @@ class ElementwiseGenerator {
       const ArgSpec& arg = spec_.args[i];
       const int index = static_cast<int>(i);
       if (!is_tensor_kind(arg.kind) || index == shape.scalar_arg) {
+        if (arg.kind == ArgKind::kOptionalScalar &&
+            (shape.none_arg == index || shape.none_arg == -2)) {
+          c.args.push_back(Arg::none());
+          name << ", " << arg.name << " NONE";
+          continue;
+        }
         c.args.push_back(scalar_for(arg, shape, name));
         continue;
       }
-      if (arg.kind == ArgKind::kOptionalTensor &&
+      if ((arg.kind == ArgKind::kOptionalTensor ||
+           arg.kind == ArgKind::kOptionalScalar) &&
           (shape.none_arg == index || shape.none_arg == -2)) {
         c.args.push_back(Arg::none());
         name << ", " << arg.name << " NONE";
@@ -316,7 +323,7 @@ std::vector<Case> elementwise_cases(CaseContext& context,
   // An i64 for each scalar of a floating kernel, too.
   if (generator.dtype_is_float() &&
       std::any_of(spec.args.begin(), spec.args.end(), [](const ArgSpec& a) {
-        return a.kind == ArgKind::kScalar;
+        return a.kind == ArgKind::kScalar || a.kind == ArgKind::kOptionalScalar;
       })) {
     add({.sizes = base, .scalar_as_i64 = true});
   }
@@ -334,12 +341,14 @@ std::vector<Case> elementwise_cases(CaseContext& context,
       }
       add({.sizes = {}, .scalar_arg = index});
     }
-    if (arg.kind == ArgKind::kOptionalTensor) {
+    if (arg.kind == ArgKind::kOptionalTensor ||
+        arg.kind == ArgKind::kOptionalScalar) {
       add({.sizes = base, .none_arg = index});
     }
   }
   if (std::any_of(spec.args.begin(), spec.args.end(), [](const ArgSpec& a) {
-        return a.kind == ArgKind::kOptionalTensor;
+        return a.kind == ArgKind::kOptionalTensor ||
+               a.kind == ArgKind::kOptionalScalar;
       })) {
     add({.sizes = base, .none_arg = -2});
   }

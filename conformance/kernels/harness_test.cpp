@@ -167,7 +167,8 @@ TEST_P(KernelMalformed, Calls) {
       std::vector<hal_arg> bad(good.begin(), good.end());
       bad[i].kind = static_cast<hal_arg_kind>(99);
       refusals.expect(kInvalid, bad, name + " of kind 99");
-      if (arg.kind != ArgKind::kOptionalTensor) {
+      if (arg.kind != ArgKind::kOptionalTensor &&
+          arg.kind != ArgKind::kOptionalScalar) {
         bad[i] = hal::none_arg();
         refusals.expect(kInvalid, bad, name + " NONE");
       }
@@ -178,6 +179,7 @@ TEST_P(KernelMalformed, Calls) {
           refusals.expect(kInvalid, bad, name + " as an i64 scalar");
           break;
         case ArgKind::kScalar:
+        case ArgKind::kOptionalScalar:
         case ArgKind::kInt:
         case ArgKind::kFloat:
           for (const hal_arg& tensor : good) {

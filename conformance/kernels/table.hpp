@@ -23,6 +23,7 @@ enum class ArgKind {
   kFloat,           // HAL_ARG_F64 only
   kTensorOrScalar,  // HAL_ARG_TENSOR, HAL_ARG_I64 or HAL_ARG_F64
   kOptionalTensor,  // HAL_ARG_TENSOR or HAL_ARG_NONE
+  kOptionalScalar,  // HAL_ARG_I64, HAL_ARG_F64 or HAL_ARG_NONE
 };
 enum class ArgIo { kIn, kOut, kInOut };
 

@@ -50,6 +50,8 @@ class ArgChecker {
   ArgChecker(const char* kernel, const Device& device, const hal_arg* args,
              uint32_t num_args, uint32_t expected_args);
 
+  // The kind of argument `index` as given (for tensor|scalar arguments).
+  int32_t Kind(uint32_t index) const { return args_[index].kind; }
   TensorArg Tensor(uint32_t index, const char* name) const;
   ScalarArg Scalar(uint32_t index, const char* name) const;
   // A `tensor?` argument: nullopt for HAL_ARG_NONE.

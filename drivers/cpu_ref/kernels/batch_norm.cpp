@@ -8,7 +8,9 @@
 // keeps them in f32 for f16/bf16 inputs.
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "dtype.h"

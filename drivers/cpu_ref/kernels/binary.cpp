@@ -1,96 +1,263 @@
-// add(out, a, b, alpha) and mul(out, a, b): the elementwise binary kernels.
-//
-// Floats compute in their compute type (f32 for f16/bf16) and round once;
-// integers wrap around (arithmetic in uint64, truncated to the width).
+// The binary elementwise kernels, out = op(a, b) with b a tensor or a
+// scalar (elementwise.json): arithmetic (add and sub with alpha, mul, div
+// with a rounding mode, pow, maximum, minimum), comparisons, logical and
+// bitwise ops. Floats compute in their compute type and round once;
+// integers wrap; comparisons and logical ops write bool.
 #include <cmath>
 
-#include "dtype.h"
-#include "hal/standard_kernels.h"
-#include "kernels/args.h"
 #include "kernels/elementwise.h"
 
 namespace cpu_ref {
 namespace {
 
-struct BinaryArgs {
-  TensorArg out, a, b;
+enum class Extra { kNone, kAlpha, kRoundingMode };
+
+// What the fourth argument gave, in the math type.
+template <typename M>
+struct Param {
+  M alpha{};
+  int64_t rounding_mode = 0;  // div: 0 none, 1 trunc, 2 floor
 };
 
-BinaryArgs CheckBinary(const ArgChecker& check) {
-  BinaryArgs args{check.Tensor(0, "out"), check.Tensor(1, "a"),
-                  check.Tensor(2, "b")};
-  check.SameDtype(args.a, "a", args.out, "out");
-  check.SameDtype(args.b, "b", args.out, "out");
-  check.SameShape(args.a, "a", args.out, "out");
-  check.SameShape(args.b, "b", args.out, "out");
-  return args;
+template <typename M>
+constexpr bool kFloat = std::is_floating_point_v<M>;
+
+struct Add {
+  static constexpr const char* kName = "add";
+  static constexpr uint32_t kDtypes = kNumericDtypes;
+  static constexpr Extra kExtra = Extra::kAlpha;
+  static constexpr bool kBoolOut = false;
+  template <typename M>
+  static M Apply(M a, M b, const Param<M>& p) {
+    if constexpr (kFloat<M>) return a + p.alpha * b;
+    else return WrapAdd(a, WrapMul(p.alpha, b));
+  }
+};
+struct Sub {
+  static constexpr const char* kName = "sub";
+  static constexpr uint32_t kDtypes = kNumericDtypes;
+  static constexpr Extra kExtra = Extra::kAlpha;
+  static constexpr bool kBoolOut = false;
+  template <typename M>
+  static M Apply(M a, M b, const Param<M>& p) {
+    if constexpr (kFloat<M>) return a - p.alpha * b;
+    else return WrapSub(a, WrapMul(p.alpha, b));
+  }
+};
+struct Mul {  // bool: logical and
+  static constexpr const char* kName = "mul";
+  static constexpr uint32_t kDtypes = kAllDtypes;
+  static constexpr Extra kExtra = Extra::kNone;
+  static constexpr bool kBoolOut = false;
+  template <typename M>
+  static M Apply(M a, M b, const Param<M>&) {
+    if constexpr (kFloat<M>) return a * b;
+    else return WrapMul(a, b);
+  }
+};
+
+// Floor division of floats as torch computes it (through fmod, so that the
+// quotient is exact where a / b would round up to an integer).
+template <typename M>
+M FloorDivide(M a, M b) {
+  if (b == 0) return a / b;
+  const M mod = std::fmod(a, b);
+  M div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return std::copysign(M{0}, a / b);
+  M floor_div = std::floor(div);
+  if (div - floor_div > M{0.5}) floor_div += 1;
+  return floor_div;
 }
 
-// out[i] = fn(a[i], b[i]) with a, b widened to T's compute type.
-template <typename T, typename Fn>
-void RunBinary(const BinaryArgs& args, Fn fn) {
-  ForEachElement<3>(args.out.shape(),
-                    {args.out.operand(), args.a.operand(), args.b.operand()},
-                    [fn](ElementPointers<3> p) {
-                      Store(p[0], ConvertTo<T>(fn(Widen(Load<T>(p[1])),
-                                                  Widen(Load<T>(p[2])))));
-                    });
-}
-
-inline uint64_t Wrap(int64_t value) { return static_cast<uint64_t>(value); }
-
-Stream::Operation PrepareAdd(const Device& device, const hal_arg* args,
-                             uint32_t num_args) {
-  ArgChecker check(HAL_KERNEL_ADD, device, args, num_args, 4);
-  const BinaryArgs tensors = CheckBinary(check);
-  const ScalarArg alpha = check.Scalar(3, "alpha");
-  if (tensors.out.dtype() == HAL_DTYPE_BOOL) {
-    check.Unsupported(tensors.out, "out", "numeric dtypes");
+struct Div {
+  static constexpr const char* kName = "div";
+  static constexpr uint32_t kDtypes = kNumericDtypes;
+  static constexpr Extra kExtra = Extra::kRoundingMode;
+  static constexpr bool kBoolOut = false;
+  template <typename M>
+  static M Apply(M a, M b, const Param<M>& p) {
+    if constexpr (kFloat<M>) {
+      if (p.rounding_mode == 1) return std::trunc(a / b);
+      if (p.rounding_mode == 2) return FloorDivide(a, b);
+      return a / b;
+    } else {
+      if (b == 0) return 0;
+      if (b == -1) return WrapSub(0, a);  // INT64_MIN / -1 wraps
+      const M quotient = a / b;  // truncates
+      if (p.rounding_mode == 2 && a % b != 0 && ((a < 0) != (b < 0))) {
+        return quotient - 1;
+      }
+      return quotient;
+    }
   }
-  if (!IsFloatingDtype(tensors.out.dtype()) && !alpha.is_integer &&
-      !(std::isfinite(alpha.f64) && std::trunc(alpha.f64) == alpha.f64)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "add: alpha {} must be integral for {} tensors", alpha.f64,
-         DtypeName(tensors.out.dtype()));
+};
+struct Pow {
+  static constexpr const char* kName = "pow";
+  static constexpr uint32_t kDtypes = kFloatDtypes;
+  static constexpr Extra kExtra = Extra::kNone;
+  static constexpr bool kBoolOut = false;
+  template <typename M>
+  static M Apply(M a, M b, const Param<M>&) {
+    if constexpr (kFloat<M>) return std::pow(a, b);
+    else return a;
   }
-  return [tensors, alpha] {
-    VisitDtype(tensors.out.dtype(), [&](auto tag) {
+};
+// NaN propagates from either side.
+struct Maximum {
+  static constexpr const char* kName = "maximum";
+  static constexpr uint32_t kDtypes = kAllDtypes;
+  static constexpr Extra kExtra = Extra::kNone;
+  static constexpr bool kBoolOut = false;
+  template <typename M>
+  static M Apply(M a, M b, const Param<M>&) {
+    if (a != a) return a;
+    if (b != b) return b;
+    return a > b ? a : b;
+  }
+};
+struct Minimum {
+  static constexpr const char* kName = "minimum";
+  static constexpr uint32_t kDtypes = kAllDtypes;
+  static constexpr Extra kExtra = Extra::kNone;
+  static constexpr bool kBoolOut = false;
+  template <typename M>
+  static M Apply(M a, M b, const Param<M>&) {
+    if (a != a) return a;
+    if (b != b) return b;
+    return a < b ? a : b;
+  }
+};
+
+#define CPU_REF_BOOL_BINARY(Op, name, dtypes, expr) \
+  struct Op {                                       \
+    static constexpr const char* kName = name;      \
+    static constexpr uint32_t kDtypes = dtypes;     \
+    static constexpr Extra kExtra = Extra::kNone;   \
+    static constexpr bool kBoolOut = true;          \
+    template <typename M>                           \
+    static bool Apply(M a, M b, const Param<M>&) {  \
+      return expr;                                  \
+    }                                               \
+  }
+CPU_REF_BOOL_BINARY(Eq, "eq", kAllDtypes, a == b);
+CPU_REF_BOOL_BINARY(Ne, "ne", kAllDtypes, a != b);
+CPU_REF_BOOL_BINARY(Lt, "lt", kAllDtypes, a < b);
+CPU_REF_BOOL_BINARY(Le, "le", kAllDtypes, a <= b);
+CPU_REF_BOOL_BINARY(Gt, "gt", kAllDtypes, a > b);
+CPU_REF_BOOL_BINARY(Ge, "ge", kAllDtypes, a >= b);
+CPU_REF_BOOL_BINARY(LogicalAnd, "logical_and", kAllDtypes, a != 0 && b != 0);
+CPU_REF_BOOL_BINARY(LogicalOr, "logical_or", kAllDtypes, a != 0 || b != 0);
+CPU_REF_BOOL_BINARY(LogicalXor, "logical_xor", kAllDtypes,
+                    (a != 0) != (b != 0));
+#undef CPU_REF_BOOL_BINARY
+
+constexpr uint32_t kBitwiseDtypes =
+    kIntegerDtypes | HAL_DTYPE_BIT(HAL_DTYPE_BOOL);
+#define CPU_REF_BITWISE(Op, name, op)                 \
+  struct Op {                                         \
+    static constexpr const char* kName = name;        \
+    static constexpr uint32_t kDtypes = kBitwiseDtypes; \
+    static constexpr Extra kExtra = Extra::kNone;     \
+    static constexpr bool kBoolOut = false;           \
+    template <typename M>                             \
+    static M Apply(M a, M b, const Param<M>&) {       \
+      if constexpr (kFloat<M>) return a;              \
+      else return a op b;                             \
+    }                                                 \
+  }
+CPU_REF_BITWISE(BitwiseAnd, "bitwise_and", &);
+CPU_REF_BITWISE(BitwiseOr, "bitwise_or", |);
+CPU_REF_BITWISE(BitwiseXor, "bitwise_xor", ^);
+#undef CPU_REF_BITWISE
+
+// op(out, a, b: tensor|scalar[, alpha | rounding_mode]). The primary dtype
+// is out's, or a's for the bool-valued ops.
+template <typename Op>
+Stream::Operation PrepareBinary(const Device& device, const hal_arg* args,
+                                uint32_t num_args) {
+  ArgChecker check(Op::kName, device, args, num_args,
+                   Op::kExtra == Extra::kNone ? 3 : 4);
+  const TensorArg out = check.Tensor(0, "out");
+  int32_t dtype = out.dtype();
+  if constexpr (Op::kBoolOut) {
+    if (out.dtype() != HAL_DTYPE_BOOL) check.Unsupported(out, "out", "bool");
+    const TensorArg a = check.Tensor(1, "a");
+    RequireDtype(check, a, "a", Op::kDtypes);
+    dtype = a.dtype();
+  } else {
+    RequireDtype(check, out, "out", Op::kDtypes);
+  }
+  const std::array<ElementwiseInput, 2> inputs = {
+      CheckElementwiseInput(check, 1, "a", out, dtype, false),
+      CheckElementwiseInput(check, 2, "b", out, dtype, true)};
+  ScalarArg alpha;
+  int64_t rounding_mode = 0;
+  if constexpr (Op::kExtra == Extra::kAlpha) {
+    alpha = check.Scalar(3, "alpha");
+    RequireIntegralScalar(check, alpha, "alpha", dtype);
+  } else if constexpr (Op::kExtra == Extra::kRoundingMode) {
+    rounding_mode = check.Int(3, "rounding_mode");
+    if (rounding_mode < 0 || rounding_mode > 2) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "{}: rounding_mode is {}; 0 (none), 1 (trunc) and 2 (floor) are "
+           "defined",
+           Op::kName, rounding_mode);
+    }
+    if (rounding_mode == 0 && !IsFloatingDtype(dtype)) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "{}: integer division needs rounding_mode 1 (trunc) or 2 (floor)",
+           Op::kName);
+    }
+  }
+  return [out, inputs, dtype, alpha, rounding_mode] {
+    VisitDtype(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (kIsFloating<T>) {
-        using C = ComputeType<T>;
-        const C scale = alpha.As<C>();
-        RunBinary<T>(tensors, [scale](C a, C b) { return a + scale * b; });
-      } else if constexpr (kIsInteger<T>) {
-        const uint64_t scale = Wrap(alpha.As<int64_t>());
-        RunBinary<T>(tensors,
-                     [scale](T a, T b) { return Wrap(a) + scale * Wrap(b); });
+      if constexpr (InMask<T>(Op::kDtypes)) {
+        using M = Math<T>;
+        using Out = std::conditional_t<Op::kBoolOut, Bool8, T>;
+        Param<M> param;
+        if constexpr (Op::kExtra == Extra::kAlpha) param.alpha = alpha.As<M>();
+        param.rounding_mode = rounding_mode;
+        MapElements<Out, M, T, T>(
+            out, inputs, 2,
+            [param](M a, M b) { return Op::Apply(a, b, param); });
       }
     });
   };
 }
 
-Stream::Operation PrepareMul(const Device& device, const hal_arg* args,
-                             uint32_t num_args) {
-  ArgChecker check(HAL_KERNEL_MUL, device, args, num_args, 3);
-  const BinaryArgs tensors = CheckBinary(check);
-  return [tensors] {
-    VisitDtype(tensors.out.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (kIsFloating<T>) {
-        using C = ComputeType<T>;
-        RunBinary<T>(tensors, [](C a, C b) { return a * b; });
-      } else if constexpr (kIsInteger<T>) {
-        RunBinary<T>(tensors, [](T a, T b) { return Wrap(a) * Wrap(b); });
-      } else {
-        RunBinary<T>(tensors, [](bool a, bool b) { return a && b; });
-      }
-    });
-  };
-}
+#define CPU_REF_BINARY_DEF(Op) const KernelDef k##Op{Op::kName, PrepareBinary<Op>}
+CPU_REF_BINARY_DEF(Add);
+CPU_REF_BINARY_DEF(Sub);
+CPU_REF_BINARY_DEF(Mul);
+CPU_REF_BINARY_DEF(Div);
+CPU_REF_BINARY_DEF(Pow);
+CPU_REF_BINARY_DEF(Maximum);
+CPU_REF_BINARY_DEF(Minimum);
+CPU_REF_BINARY_DEF(Eq);
+CPU_REF_BINARY_DEF(Ne);
+CPU_REF_BINARY_DEF(Lt);
+CPU_REF_BINARY_DEF(Le);
+CPU_REF_BINARY_DEF(Gt);
+CPU_REF_BINARY_DEF(Ge);
+CPU_REF_BINARY_DEF(LogicalAnd);
+CPU_REF_BINARY_DEF(LogicalOr);
+CPU_REF_BINARY_DEF(LogicalXor);
+CPU_REF_BINARY_DEF(BitwiseAnd);
+CPU_REF_BINARY_DEF(BitwiseOr);
+CPU_REF_BINARY_DEF(BitwiseXor);
+#undef CPU_REF_BINARY_DEF
 
 }  // namespace
 
-const KernelDef kAddKernel{HAL_KERNEL_ADD, PrepareAdd};
-const KernelDef kMulKernel{HAL_KERNEL_MUL, PrepareMul};
+KernelList BinaryKernels() {
+  static const KernelDef* const kKernels[] = {
+      &kAdd,        &kSub,       &kMul,        &kDiv,        &kPow,
+      &kMaximum,    &kMinimum,   &kEq,         &kNe,         &kLt,
+      &kLe,         &kGt,        &kGe,         &kLogicalAnd, &kLogicalOr,
+      &kLogicalXor, &kBitwiseAnd, &kBitwiseOr, &kBitwiseXor};
+  return kKernels;
+}
 
 }  // namespace cpu_ref

@@ -11,6 +11,7 @@
 #define HAL_DRIVERS_CPU_REF_KERNELS_CONV_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "kernels/args.h"

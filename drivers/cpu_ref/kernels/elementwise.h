@@ -1,16 +1,222 @@
-// The elementwise family's kernel definitions, shared between its sources;
-// ElementwiseKernels() (elementwise.cpp) lists them for kernel.cpp.
+// The elementwise family's engine: one strided, multithreaded map from
+// input elements (tensors, or scalars broadcast to the output's shape) to
+// one output, shared by every unary, binary and ternary kernel (unary.cpp,
+// binary.cpp, ternary.cpp). A kernel is a functor over the math type
+// Math<T> plus its validation; the engine loads, widens, calls and stores.
+//
+// Inputs that overlap the output other than exactly (same data, same
+// strides) are staged first, so every kernel reads all inputs before it
+// writes, as the table's conventions require.
 #ifndef HAL_DRIVERS_CPU_REF_KERNELS_ELEMENTWISE_H_
 #define HAL_DRIVERS_CPU_REF_KERNELS_ELEMENTWISE_H_
 
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "dtype.h"
+#include "kernels/args.h"
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 
 namespace cpu_ref {
 
+// Family members, each listing its kernels (ElementwiseKernels() joins
+// them with fill and copy).
 extern const KernelDef kFillKernel;
 extern const KernelDef kCopyKernel;
-extern const KernelDef kAddKernel;
-extern const KernelDef kMulKernel;
+KernelList UnaryKernels();
+KernelList BinaryKernels();
+KernelList TernaryKernels();
+
+// The type elementwise arithmetic runs in: the float compute type for
+// floats (f32 for f16/bf16), int64 for integers and bool (wrapping where
+// the kernel says so).
+template <typename T>
+using Math = std::conditional_t<kIsFloating<T>, ComputeType<T>, int64_t>;
+
+template <typename T>
+Math<T> ToMath(T value) {
+  return static_cast<Math<T>>(Widen(value));
+}
+
+// Wrapping integer arithmetic (two's complement, as the kernels define it).
+inline int64_t WrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+inline int64_t WrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) -
+                              static_cast<uint64_t>(b));
+}
+inline int64_t WrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
+}
+
+// HAL_DTYPE_BIT masks for the kernels' dtype checks.
+inline constexpr uint32_t kFloatDtypes =
+    HAL_DTYPE_BIT(HAL_DTYPE_F32) | HAL_DTYPE_BIT(HAL_DTYPE_F16) |
+    HAL_DTYPE_BIT(HAL_DTYPE_BF16) | HAL_DTYPE_BIT(HAL_DTYPE_F64);
+inline constexpr uint32_t kIntegerDtypes =
+    HAL_DTYPE_BIT(HAL_DTYPE_I64) | HAL_DTYPE_BIT(HAL_DTYPE_I32) |
+    HAL_DTYPE_BIT(HAL_DTYPE_I16) | HAL_DTYPE_BIT(HAL_DTYPE_I8) |
+    HAL_DTYPE_BIT(HAL_DTYPE_U8);
+inline constexpr uint32_t kNumericDtypes = kFloatDtypes | kIntegerDtypes;
+inline constexpr uint32_t kAllDtypes =
+    kNumericDtypes | HAL_DTYPE_BIT(HAL_DTYPE_BOOL);
+
+// The hal_dtype of storage type T.
+template <typename T>
+inline constexpr hal_dtype kDtypeOf =
+    std::is_same_v<T, float>      ? HAL_DTYPE_F32
+    : std::is_same_v<T, Half>     ? HAL_DTYPE_F16
+    : std::is_same_v<T, BFloat16> ? HAL_DTYPE_BF16
+    : std::is_same_v<T, double>   ? HAL_DTYPE_F64
+    : std::is_same_v<T, int64_t>  ? HAL_DTYPE_I64
+    : std::is_same_v<T, int32_t>  ? HAL_DTYPE_I32
+    : std::is_same_v<T, int16_t>  ? HAL_DTYPE_I16
+    : std::is_same_v<T, int8_t>   ? HAL_DTYPE_I8
+    : std::is_same_v<T, uint8_t>  ? HAL_DTYPE_U8
+                                  : HAL_DTYPE_BOOL;
+
+// Whether storage type T is in HAL_DTYPE_BIT mask `dtypes` (prunes the
+// instantiations a kernel never runs).
+template <typename T>
+constexpr bool InMask(uint32_t dtypes) {
+  return (dtypes & HAL_DTYPE_BIT(kDtypeOf<T>)) != 0;
+}
+
+// One input of an elementwise launch: a tensor of the output's shape, or a
+// scalar (tensor|scalar arguments).
+struct ElementwiseInput {
+  std::optional<TensorArg> tensor;
+  ScalarArg scalar;
+};
+
+// Validates argument `index` as an input of `out`'s shape whose dtype must
+// be `dtype`; a scalar is accepted where `scalar_ok`, and must be integral
+// when `dtype` is not floating.
+ElementwiseInput CheckElementwiseInput(const ArgChecker& check, uint32_t index,
+                                       const char* name, const TensorArg& out,
+                                       int32_t dtype, bool scalar_ok);
+// UNSUPPORTED unless `tensor`'s dtype is in `dtypes`.
+void RequireDtype(const ArgChecker& check, const TensorArg& tensor,
+                  const char* name, uint32_t dtypes);
+// INVALID_ARGUMENT unless a scalar used with integer `dtype` is integral.
+void RequireIntegralScalar(const ArgChecker& check, const ScalarArg& scalar,
+                           const char* name, int32_t dtype);
+
+namespace internal {
+
+// Elements per job when a map is split across threads.
+inline constexpr int64_t kElementsPerJob = int64_t{1} << 15;
+
+// Runs ForEachElement over `shape`, split along its largest dimension into
+// jobs for RunParallel; each element is visited exactly once, so the result
+// does not depend on the split.
+template <size_t N, typename Body>
+void ForEachElementParallel(const Shape& shape,
+                            const std::array<StridedOperand, N>& operands,
+                            double flops_per_element, const Body& body) {
+  const int64_t count = shape.NumElements();
+  if (count == 0) return;
+  int split = 0;
+  for (int d = 1; d < shape.rank; ++d) {
+    if (shape.sizes[d] > shape.sizes[split]) split = d;
+  }
+  const int64_t extent = shape.rank == 0 ? 1 : shape.sizes[split];
+  const int64_t jobs =
+      std::min(extent, std::max<int64_t>(1, count / kElementsPerJob));
+  if (jobs <= 1) {
+    ForEachElement<N>(shape, operands, body);
+    return;
+  }
+  RunParallel(static_cast<size_t>(jobs),
+              static_cast<double>(count) * flops_per_element,
+              [&](const auto& next_job) {
+                size_t job;
+                while (next_job(job)) {
+                  const int64_t begin = extent * static_cast<int64_t>(job) / jobs;
+                  const int64_t end =
+                      extent * (static_cast<int64_t>(job) + 1) / jobs;
+                  Shape part = shape;
+                  part.sizes[split] = end - begin;
+                  std::array<StridedOperand, N> moved = operands;
+                  for (StridedOperand& operand : moved) {
+                    operand.base += begin * operand.byte_strides[split];
+                  }
+                  ForEachElement<N>(part, moved, body);
+                }
+              });
+}
+
+inline bool SameView(const TensorArg& a, const TensorArg& b) {
+  if (a.tensor.data != b.tensor.data || a.rank() != b.rank()) return false;
+  for (int d = 0; d < a.rank(); ++d) {
+    if (a.tensor.sizes[d] > 1 && a.tensor.strides[d] != b.tensor.strides[d]) {
+      return false;
+    }
+  }
+  return a.element_size == b.element_size;
+}
+
+}  // namespace internal
+
+// out[i] = fn(in_0[i], …, in_n[i]) converted to Out, with every input read
+// as Math type M: input k is stored as Ins[k] (when a tensor) or is a
+// scalar converted to M. `flops` estimates the cost of one element.
+template <typename Out, typename M, typename... Ins, typename Fn>
+void MapElements(const TensorArg& out,
+                 const std::array<ElementwiseInput, sizeof...(Ins)>& inputs,
+                 double flops, Fn fn) {
+  constexpr size_t N = sizeof...(Ins);
+  const Shape shape = out.shape();
+  std::array<StridedOperand, N + 1> operands;
+  std::array<bool, N> is_scalar{};
+  std::array<M, N> scalars{};
+  std::vector<std::unique_ptr<char[]>> staged;
+  operands[0] = out.operand();
+  [&]<size_t... K>(std::index_sequence<K...>) {
+    const auto prepare = [&]<typename S>(size_t k, TypeTag<S>) {
+      const ElementwiseInput& input = inputs[k];
+      if (!input.tensor) {
+        is_scalar[k] = true;
+        scalars[k] = input.scalar.As<M>();
+        operands[k + 1].base = reinterpret_cast<char*>(&scalars[k]);
+        return;
+      }
+      const TensorArg& tensor = *input.tensor;
+      operands[k + 1] = tensor.operand();
+      if (!out.Overlaps(tensor) || internal::SameView(out, tensor)) return;
+      // Read all of it before anything is written.
+      staged.push_back(std::make_unique<char[]>(
+          static_cast<size_t>(tensor.num_elements) * sizeof(S)));
+      const StridedOperand copy =
+          ContiguousOperand(staged.back().get(), shape, sizeof(S));
+      ForEachElement<2>(shape, {copy, operands[k + 1]},
+                        [](ElementPointers<2> p) {
+                          std::memcpy(p[0], p[1], sizeof(S));
+                        });
+      operands[k + 1] = copy;
+    };
+    (prepare(K, TypeTag<Ins>{}), ...);
+    internal::ForEachElementParallel<N + 1>(
+        shape, operands, flops, [&](ElementPointers<N + 1> p) {
+          Store(p[0],
+                ConvertTo<Out>(fn((is_scalar[K]
+                                       ? Load<M>(p[K + 1])
+                                       : static_cast<M>(
+                                             Widen(Load<Ins>(p[K + 1]))))...)));
+        });
+  }(std::make_index_sequence<N>{});
+}
 
 }  // namespace cpu_ref
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dtype.h"
+#include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
 
@@ -183,8 +184,8 @@ void RunIndexSelect(const IndexSelectPlan& plan) {
   const View out = ViewOf(plan.out);
   const View in = ViewOf(plan.in);
   const int dim = plan.dim;
-  const std::vector<int64_t> indices =
-      LoadIndices("index_select", plan.index, dim, in.shape.sizes[dim]);
+  const std::vector<int64_t> indices = LoadIndices(
+      HAL_KERNEL_INDEX_SELECT, plan.index, dim, in.shape.sizes[dim]);
   const Shape slice = WithSize(out.shape, dim, 1);
   const int64_t element_size = plan.out.element_size;
   WriteThroughStaging(plan.out, plan.out.Overlaps(plan.in), out.shape,
@@ -203,7 +204,7 @@ void RunIndexSelect(const IndexSelectPlan& plan) {
 
 Stream::Operation PrepareIndexSelect(const Device& device, const hal_arg* args,
                                      uint32_t num_args) {
-  ArgChecker check("index_select", device, args, num_args, 4);
+  ArgChecker check(HAL_KERNEL_INDEX_SELECT, device, args, num_args, 4);
   IndexSelectPlan plan{check.Tensor(0, "out"), check.Tensor(1, "in"),
                        CheckIndex(check, 3), 0};
   plan.dim = CheckDim(check, check.Int(2, "dim"), plan.in, "in");
@@ -273,7 +274,7 @@ void RunIndexAdd(const IndexAddPlan& plan) {
   View source = ViewOf(plan.source);
   const int dim = plan.dim;
   const std::vector<int64_t> indices =
-      LoadIndices("index_add", plan.index, dim, self.shape.sizes[dim]);
+      LoadIndices(HAL_KERNEL_INDEX_ADD, plan.index, dim, self.shape.sizes[dim]);
   Staged staged;
   if (plan.source.Overlaps(plan.self)) {
     staged = Stage(source.shape, source.operand, plan.source.element_size);
@@ -291,7 +292,7 @@ void RunIndexAdd(const IndexAddPlan& plan) {
 
 Stream::Operation PrepareIndexAdd(const Device& device, const hal_arg* args,
                                   uint32_t num_args) {
-  ArgChecker check("index_add", device, args, num_args, 5);
+  ArgChecker check(HAL_KERNEL_INDEX_ADD, device, args, num_args, 5);
   IndexAddPlan plan{check.Tensor(0, "self"), CheckIndex(check, 2),
                     check.Tensor(3, "source"), check.Scalar(4, "alpha"), 0};
   plan.dim = CheckDim(check, check.Int(1, "dim"), plan.self, "self");
@@ -332,7 +333,7 @@ void RunGather(const GatherPlan& plan) {
   const View in = ViewOf(plan.in);
   const int dim = plan.dim;
   const std::vector<int64_t> indices =
-      LoadIndices("gather", plan.index, dim, in.shape.sizes[dim]);
+      LoadIndices(HAL_KERNEL_GATHER, plan.index, dim, in.shape.sizes[dim]);
   const int64_t element_size = plan.out.element_size;
   const int64_t step = in.operand.byte_strides[dim];
   WriteThroughStaging(plan.out, plan.out.Overlaps(plan.in), out.shape,
@@ -349,7 +350,7 @@ void RunGather(const GatherPlan& plan) {
 
 Stream::Operation PrepareGather(const Device& device, const hal_arg* args,
                                 uint32_t num_args) {
-  ArgChecker check("gather", device, args, num_args, 4);
+  ArgChecker check(HAL_KERNEL_GATHER, device, args, num_args, 4);
   GatherPlan plan{check.Tensor(0, "out"), check.Tensor(1, "in"),
                   CheckIndex(check, 3), 0};
   plan.dim = CheckDim(check, check.Int(2, "dim"), plan.in, "in");
@@ -426,21 +427,22 @@ ScatterPlan CheckScatter(const ArgChecker& check, const hal_arg* args,
 
 Stream::Operation PrepareScatter(const Device& device, const hal_arg* args,
                                  uint32_t num_args) {
-  ArgChecker check("scatter", device, args, num_args, 4);
+  ArgChecker check(HAL_KERNEL_SCATTER, device, args, num_args, 4);
   const ScatterPlan plan = CheckScatter(check, args, /*scalar_allowed=*/true);
   return [plan] {
     VisitDtype(plan.self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      RunScatter<T>("scatter", plan, [](char* destination, const char* source) {
-        std::memcpy(destination, source, sizeof(T));
-      });
+      RunScatter<T>(HAL_KERNEL_SCATTER, plan,
+                    [](char* destination, const char* source) {
+                      std::memcpy(destination, source, sizeof(T));
+                    });
     });
   };
 }
 
 Stream::Operation PrepareScatterAdd(const Device& device, const hal_arg* args,
                                     uint32_t num_args) {
-  ArgChecker check("scatter_add", device, args, num_args, 4);
+  ArgChecker check(HAL_KERNEL_SCATTER_ADD, device, args, num_args, 4);
   const ScatterPlan plan = CheckScatter(check, args, /*scalar_allowed=*/false);
   CheckNumeric(check, plan.self, "self");
   return [plan] {
@@ -448,7 +450,7 @@ Stream::Operation PrepareScatterAdd(const Device& device, const hal_arg* args,
       using T = typename decltype(tag)::type;
       if constexpr (!std::is_same_v<T, Bool8>) {
         const AddScaled<T> add(ScalarArg{true, 1, 0});
-        RunScatter<T>("scatter_add", plan,
+        RunScatter<T>(HAL_KERNEL_SCATTER_ADD, plan,
                       [&add](char* destination, const char* source) {
                         add(destination, source);
                       });
@@ -457,11 +459,11 @@ Stream::Operation PrepareScatterAdd(const Device& device, const hal_arg* args,
   };
 }
 
-const KernelDef kIndexSelectKernel{"index_select", PrepareIndexSelect};
-const KernelDef kIndexAddKernel{"index_add", PrepareIndexAdd};
-const KernelDef kGatherKernel{"gather", PrepareGather};
-const KernelDef kScatterKernel{"scatter", PrepareScatter};
-const KernelDef kScatterAddKernel{"scatter_add", PrepareScatterAdd};
+const KernelDef kIndexSelectKernel{HAL_KERNEL_INDEX_SELECT, PrepareIndexSelect};
+const KernelDef kIndexAddKernel{HAL_KERNEL_INDEX_ADD, PrepareIndexAdd};
+const KernelDef kGatherKernel{HAL_KERNEL_GATHER, PrepareGather};
+const KernelDef kScatterKernel{HAL_KERNEL_SCATTER, PrepareScatter};
+const KernelDef kScatterAddKernel{HAL_KERNEL_SCATTER_ADD, PrepareScatterAdd};
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "dtype.h"
+#include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/nn.h"
 #include "kernels/parallel.h"
@@ -206,7 +207,7 @@ void RunLayerNorm(const LayerNormPlan& plan) {
 
 Stream::Operation PrepareLayerNorm(const Device& device, const hal_arg* args,
                                    uint32_t num_args) {
-  ArgChecker check("layer_norm", device, args, num_args, 8);
+  ArgChecker check(HAL_KERNEL_LAYER_NORM, device, args, num_args, 8);
   LayerNormPlan plan{check.Tensor(0, "out"),
                      check.Tensor(1, "mean"),
                      check.Tensor(2, "rstd"),
@@ -334,7 +335,7 @@ void RunLayerNormBackward(const LayerNormBackwardPlan& plan) {
 Stream::Operation PrepareLayerNormBackward(const Device& device,
                                            const hal_arg* args,
                                            uint32_t num_args) {
-  ArgChecker check("layer_norm_backward", device, args, num_args, 9);
+  ArgChecker check(HAL_KERNEL_LAYER_NORM_BACKWARD, device, args, num_args, 9);
   LayerNormBackwardPlan plan{check.OptionalTensor(0, "grad_in"),
                              check.OptionalTensor(1, "grad_weight"),
                              check.OptionalTensor(2, "grad_bias"),
@@ -378,8 +379,8 @@ Stream::Operation PrepareLayerNormBackward(const Device& device,
 
 }  // namespace
 
-const KernelDef kLayerNormKernel{"layer_norm", PrepareLayerNorm};
-const KernelDef kLayerNormBackwardKernel{"layer_norm_backward",
+const KernelDef kLayerNormKernel{HAL_KERNEL_LAYER_NORM, PrepareLayerNorm};
+const KernelDef kLayerNormBackwardKernel{HAL_KERNEL_LAYER_NORM_BACKWARD,
                                          PrepareLayerNormBackward};
 
 }  // namespace cpu_ref

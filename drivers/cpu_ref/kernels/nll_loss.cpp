@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dtype.h"
+#include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/nn.h"
 
@@ -146,7 +147,7 @@ struct NllLossPlan {
 template <typename T>
 void RunNllLoss(const NllLossPlan& plan) {
   const NllArgs& nll = plan.nll;
-  const std::vector<int64_t> targets = LoadTargets(nll, "nll_loss");
+  const std::vector<int64_t> targets = LoadTargets(nll, HAL_KERNEL_NLL_LOSS);
   const std::vector<double> weights = SampleWeights<T>(nll, targets);
   std::vector<double> losses(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
@@ -172,7 +173,7 @@ void RunNllLoss(const NllLossPlan& plan) {
 
 Stream::Operation PrepareNllLoss(const Device& device, const hal_arg* args,
                                  uint32_t num_args) {
-  ArgChecker check("nll_loss", device, args, num_args, 7);
+  ArgChecker check(HAL_KERNEL_NLL_LOSS, device, args, num_args, 7);
   NllLossPlan plan{check.Tensor(0, "out"), check.Tensor(1, "total_weight"),
                    CheckNll(check, check.Tensor(2, "in"), "in", 3, 4, 5)};
   check.SameDtype(plan.out, "out", plan.nll.scores, "in");
@@ -201,7 +202,8 @@ struct NllLossBackwardPlan {
 template <typename T>
 void RunNllLossBackward(const NllLossBackwardPlan& plan) {
   const NllArgs& nll = plan.nll;
-  const std::vector<int64_t> targets = LoadTargets(nll, "nll_loss_backward");
+  const std::vector<int64_t> targets =
+      LoadTargets(nll, HAL_KERNEL_NLL_LOSS_BACKWARD);
   const std::vector<double> weights = SampleWeights<T>(nll, targets);
   std::vector<double> grad_out;
   ForEachElement<1>(
@@ -232,7 +234,7 @@ void RunNllLossBackward(const NllLossBackwardPlan& plan) {
 Stream::Operation PrepareNllLossBackward(const Device& device,
                                          const hal_arg* args,
                                          uint32_t num_args) {
-  ArgChecker check("nll_loss_backward", device, args, num_args, 7);
+  ArgChecker check(HAL_KERNEL_NLL_LOSS_BACKWARD, device, args, num_args, 7);
   NllLossBackwardPlan plan{
       check.Tensor(1, "grad_out"), check.Tensor(4, "total_weight"),
       CheckNll(check, check.Tensor(0, "grad_in"), "grad_in", 2, 3, 5)};
@@ -254,8 +256,8 @@ Stream::Operation PrepareNllLossBackward(const Device& device,
 
 }  // namespace
 
-const KernelDef kNllLossKernel{"nll_loss", PrepareNllLoss};
-const KernelDef kNllLossBackwardKernel{"nll_loss_backward",
+const KernelDef kNllLossKernel{HAL_KERNEL_NLL_LOSS, PrepareNllLoss};
+const KernelDef kNllLossBackwardKernel{HAL_KERNEL_NLL_LOSS_BACKWARD,
                                        PrepareNllLossBackward};
 
 }  // namespace cpu_ref

@@ -6,6 +6,7 @@
 // first in-bounds position. The backward pass validates every index before
 // writing anything; an index outside its plane is the stream's asynchronous
 // INVALID_ARGUMENT.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>

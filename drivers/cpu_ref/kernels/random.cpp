@@ -6,6 +6,7 @@
 // scratch buffer by parallel jobs over whole blocks (each element's value
 // depends only on its index, so the thread count cannot change a bit), then
 // stored through out's strides in one pass.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -168,7 +169,7 @@ Stream::Operation PrepareBernoulli(const Device& device, const hal_arg* args,
   }
   std::optional<TensorArg> p_tensor;
   double p_scalar = 0;
-  if (args[3].kind == HAL_ARG_TENSOR) {
+  if (check.Kind(3) == HAL_ARG_TENSOR) {
     p_tensor = check.Tensor(3, "p");
     RequireFloating(check, *p_tensor, "p");
     check.SameShape(*p_tensor, "p", out, "out");

@@ -106,7 +106,8 @@ Arg parse_arg(const json& entry, const std::string& where) {
   if (!is_identifier(arg.name)) throw TableError(at + ": bad name");
   arg.kind = get_string(entry, "kind", at);
   static const std::set<std::string> kKinds = {
-      "tensor", "scalar", "int", "float", "tensor|scalar", "tensor?"};
+      "tensor", "scalar", "int", "float", "tensor|scalar", "tensor?",
+      "scalar?"};
   if (!kKinds.count(arg.kind)) {
     throw TableError(at + ": unknown kind \"" + arg.kind + "\"");
   }
@@ -389,7 +390,8 @@ static inline const hal_kernel_signature* hal_standard_kernel_signatures(void) {
       {"int", "HAL_K_I"},
       {"float", "HAL_K_F"},
       {"tensor|scalar", "HAL_K_T | HAL_K_I | HAL_K_F"},
-      {"tensor?", "HAL_K_T | HAL_K_N"}};
+      {"tensor?", "HAL_K_T | HAL_K_N"},
+      {"scalar?", "HAL_K_I | HAL_K_F | HAL_K_N"}};
   const std::map<std::string, std::string> ios = {
       {"in", "HAL_KERNEL_ARG_IN"},
       {"out", "HAL_KERNEL_ARG_OUT"},
@@ -454,7 +456,8 @@ const std::vector<KernelSpec>& kernel_table() {
       {"tensor", "kTensor"}, {"scalar", "kScalar"},
       {"int", "kInt"},       {"float", "kFloat"},
       {"tensor|scalar", "kTensorOrScalar"},
-      {"tensor?", "kOptionalTensor"}};
+      {"tensor?", "kOptionalTensor"},
+      {"scalar?", "kOptionalScalar"}};
   const std::map<std::string, std::string> ios = {
       {"in", "kIn"}, {"out", "kOut"}, {"inout", "kInOut"}};
   for (const Kernel& kernel : kernels) {
@@ -516,7 +519,7 @@ std::string docs(const std::vector<Kernel>& kernels,
          "[hal/kernels/README.md](../hal/kernels/README.md).\n\n"
       << "Argument kinds: `tensor`; `scalar` (i64 or f64); `int` (i64 only); "
          "`float` (f64 only); `tensor|scalar`; `tensor?` (a tensor, or "
-         "`HAL_ARG_NONE` when absent). Dtype \"primary\" is the dtype the "
+         "`HAL_ARG_NONE` when absent); `scalar?` (a scalar, or `HAL_ARG_NONE`). Dtype \"primary\" is the dtype the "
          "kernel is instantiated for (one of its listed dtypes).\n\n";
   std::vector<std::string> families;
   for (const Kernel& kernel : kernels) {
