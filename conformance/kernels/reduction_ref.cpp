@@ -98,7 +98,7 @@ double fold_sum(const Values& v, const std::vector<Arg>&) {
 }
 
 double fold_mean(const Values& v, const std::vector<Arg>& args) {
-  return fold_sum(v, args) / static_cast<double>(v.size()) + 1e-3;
+  return fold_sum(v, args) / static_cast<double>(v.size());
 }
 
 double fold_prod(const Values& v, const std::vector<Arg>& args) {
@@ -346,7 +346,7 @@ int64_t winner(const Values& line) {
   int64_t best = 0;
   for (int64_t j = 0; j < static_cast<int64_t>(line.size()); ++j) {
     const double x = line[static_cast<size_t>(j)];
-    if (std::isnan(x)) return 0;
+    if (std::isnan(x)) return j;
     if (kMax ? x > line[static_cast<size_t>(best)]
              : x < line[static_cast<size_t>(best)]) {
       best = j;

@@ -47,16 +47,15 @@ struct NllArgs {
   }
 };
 
-void ExpectScalarShape(const TensorArg& tensor, const char* kernel,
-                       const char* name, int64_t per_sample_size) {
-  const bool ok =
-      per_sample_size < 0
-          ? tensor.rank() == 0
-          : tensor.rank() == 1 && tensor.tensor.sizes[0] == per_sample_size;
+// Fails unless `tensor` is [length], or rank 0 when `length` is nullopt.
+void ExpectShape(const TensorArg& tensor, const char* kernel, const char* name,
+                 std::optional<int64_t> length) {
+  const bool ok = length
+                      ? tensor.rank() == 1 && tensor.tensor.sizes[0] == *length
+                      : tensor.rank() == 0;
   if (!ok) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} must have shape {}", kernel, name,
-         per_sample_size < 0 ? std::string("[] (rank 0)")
-                             : fmt::format("[{}]", per_sample_size));
+         length ? fmt::format("[{}]", *length) : "[] (rank 0)");
   }
 }
 
@@ -78,11 +77,11 @@ NllArgs CheckNll(const ArgChecker& check, TensorArg scores,
   if (nll.target.dtype() != HAL_DTYPE_I64) {
     check.Unsupported(nll.target, "target", "i64");
   }
-  ExpectScalarShape(nll.target, check.kernel(), "target",
-                    scores.rank() == 2 ? nll.samples() : -1);
+  ExpectShape(nll.target, check.kernel(), "target",
+              scores.rank() == 2 ? std::optional(nll.samples()) : std::nullopt);
   if (nll.weight) {
     check.SameDtype(*nll.weight, "weight", scores, scores_name);
-    ExpectScalarShape(*nll.weight, check.kernel(), "weight", nll.classes());
+    ExpectShape(*nll.weight, check.kernel(), "weight", nll.classes());
   }
   if (nll.reduction < kNone || nll.reduction > kSum) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
@@ -178,9 +177,10 @@ Stream::Operation PrepareNllLoss(const Device& device, const hal_arg* args,
                    CheckNll(check, check.Tensor(2, "in"), "in", 3, 4, 5)};
   check.SameDtype(plan.out, "out", plan.nll.scores, "in");
   check.SameDtype(plan.total_weight, "total_weight", plan.nll.scores, "in");
-  ExpectScalarShape(plan.out, check.kernel(), "out",
-                    plan.nll.per_sample() ? plan.nll.samples() : -1);
-  ExpectScalarShape(plan.total_weight, check.kernel(), "total_weight", -1);
+  ExpectShape(
+      plan.out, check.kernel(), "out",
+      plan.nll.per_sample() ? std::optional(plan.nll.samples()) : std::nullopt);
+  ExpectShape(plan.total_weight, check.kernel(), "total_weight", std::nullopt);
   return [plan] {
     VisitDtype(plan.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -241,9 +241,10 @@ Stream::Operation PrepareNllLossBackward(const Device& device,
   check.SameDtype(plan.grad_out, "grad_out", plan.nll.scores, "grad_in");
   check.SameDtype(plan.total_weight, "total_weight", plan.nll.scores,
                   "grad_in");
-  ExpectScalarShape(plan.grad_out, check.kernel(), "grad_out",
-                    plan.nll.per_sample() ? plan.nll.samples() : -1);
-  ExpectScalarShape(plan.total_weight, check.kernel(), "total_weight", -1);
+  ExpectShape(
+      plan.grad_out, check.kernel(), "grad_out",
+      plan.nll.per_sample() ? std::optional(plan.nll.samples()) : std::nullopt);
+  ExpectShape(plan.total_weight, check.kernel(), "total_weight", std::nullopt);
   return [plan] {
     VisitDtype(plan.nll.scores.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
