@@ -1,0 +1,16 @@
+// The CPU fallback of the hal backend: an op without a hal kernel runs on CPU
+// (inputs copied to the host, outputs copied back), counted per op so users
+// see what falls back (torch.hal.fallback_stats()). With HAL_STRICT=1 in the
+// environment a fallback is an error naming the op instead.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace torch_hal {
+
+std::map<std::string, int64_t> fallback_counts();
+void reset_fallback_counts();
+
+}  // namespace torch_hal

@@ -1,0 +1,107 @@
+#include "aten/launch.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+#include <string>
+
+#include "hal/kernel.hpp"
+#include "hal/status.hpp"
+#include "runtime/context.h"
+
+namespace torch_hal {
+
+hal_dtype to_hal_dtype(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: return HAL_DTYPE_F32;
+    case at::kHalf: return HAL_DTYPE_F16;
+    case at::kBFloat16: return HAL_DTYPE_BF16;
+    case at::kDouble: return HAL_DTYPE_F64;
+    case at::kLong: return HAL_DTYPE_I64;
+    case at::kInt: return HAL_DTYPE_I32;
+    case at::kShort: return HAL_DTYPE_I16;
+    case at::kChar: return HAL_DTYPE_I8;
+    case at::kByte: return HAL_DTYPE_U8;
+    case at::kBool: return HAL_DTYPE_BOOL;
+    default:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "the hal backend has no dtype ", type);
+  }
+}
+
+bool device_supports(c10::DeviceIndex index, at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: case at::kHalf: case at::kBFloat16: case at::kDouble:
+    case at::kLong: case at::kInt: case at::kShort: case at::kChar:
+    case at::kByte: case at::kBool:
+      return device(index).properties().supports(to_hal_dtype(type));
+    default:
+      return false;
+  }
+}
+
+hal_arg tensor_arg(const at::Tensor& t) {
+  TORCH_CHECK(t.dim() <= HAL_MAX_RANK, "hal kernels take tensors of rank <= ",
+              HAL_MAX_RANK, ", got rank ", t.dim());
+  return hal::tensor_arg(reinterpret_cast<hal_devptr>(t.data_ptr()),
+                         to_hal_dtype(t.scalar_type()), t.sizes(), t.strides());
+}
+
+hal_arg optional_tensor_arg(const std::optional<at::Tensor>& t) {
+  return t.has_value() ? optional_tensor_arg(*t) : hal::none_arg();
+}
+
+hal_arg optional_tensor_arg(const at::Tensor& t) {
+  return t.defined() ? tensor_arg(t) : hal::none_arg();
+}
+
+hal_arg scalar_arg(const at::Scalar& s) {
+  if (s.isFloatingPoint()) return hal::scalar_arg(s.toDouble());
+  TORCH_CHECK(!s.isComplex(), "the hal backend has no complex numbers");
+  return hal::scalar_arg(s.toLong());
+}
+
+hal_arg int_arg(int64_t value) { return hal::scalar_arg(value); }
+hal_arg float_arg(double value) { return hal::scalar_arg(value); }
+hal_arg none_arg() { return hal::none_arg(); }
+
+void launch(const at::Tensor& on, std::string_view name,
+            std::initializer_list<hal_arg> args) {
+  const c10::DeviceIndex index = on.device().index();
+  const hal::Kernel& k = kernel(index, name);
+  try {
+    hal_stream(current_stream(index)).launch(k, {args.begin(), args.size()});
+  } catch (const hal::Error&) {
+    rethrow_as_torch_error("hal kernel '" + std::string(name) + "'");
+  }
+}
+
+at::Tensor empty_like_device(const at::Tensor& like, at::IntArrayRef sizes,
+                             at::ScalarType dtype) {
+  return at::empty(sizes, at::TensorOptions().dtype(dtype).device(like.device()));
+}
+
+at::Tensor to_dtype(const at::Tensor& t, at::ScalarType dtype) {
+  if (t.scalar_type() == dtype) return t;
+  at::Tensor out = empty_like_device(t, t.sizes(), dtype);
+  launch(out, "copy", {tensor_arg(out), tensor_arg(t)});
+  return out;
+}
+
+at::Tensor& write_out(at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype,
+                      const std::function<void(const at::Tensor&)>& compute) {
+  TORCH_CHECK(out.device().type() == c10::DeviceType::PrivateUse1,
+              "expected out= to be a hal tensor, got one on ", out.device());
+  TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "result type ", dtype,
+              " can't be cast to the desired output type ", out.scalar_type());
+  if (out.sizes() != sizes) out.resize_(sizes);
+  if (out.scalar_type() == dtype) {
+    compute(out);
+  } else {
+    at::Tensor result = empty_like_device(out, sizes, dtype);
+    compute(result);
+    launch(out, "copy", {tensor_arg(out), tensor_arg(result)});
+  }
+  return out;
+}
+
+}  // namespace torch_hal

@@ -1,0 +1,237 @@
+// The ops every PrivateUse1 backend must provide: allocation (empty), views
+// and metadata changes (as_strided, view, resize_, set_), copies between hal
+// and CPU or within hal (_copy_from), reading one element (.item()), and
+// fills. Views share storage and run no kernel; copies go through the stream
+// of the hal side, staged through a temporary only when a layout or dtype
+// change cannot be done by the transfer itself.
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/CachingHostAllocator.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/resize_native.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/launch.h"
+#include "hal/status.hpp"
+#include "runtime/allocator.h"
+#include "runtime/context.h"
+
+namespace torch_hal {
+namespace {
+
+constexpr c10::DispatchKeySet kHalKeys(c10::DispatchKey::PrivateUse1);
+
+void check_options(std::optional<c10::Layout> layout, std::optional<bool> pin) {
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
+              "the hal backend supports strided tensors only");
+  TORCH_CHECK(!c10::pinned_memory_or_default(pin),
+              "only CPU tensors can be pinned");
+}
+
+at::Tensor empty_memory_format(at::IntArrayRef size,
+                               std::optional<at::ScalarType> dtype,
+                               std::optional<c10::Layout> layout,
+                               std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory,
+                               std::optional<at::MemoryFormat> memory_format) {
+  check_options(layout, pin_memory);
+  const c10::DeviceGuard guard(c10::device_or_default(device));
+  return at::detail::empty_generic(size, c10::GetAllocator(c10::kPrivateUse1),
+                                   kHalKeys, c10::dtype_or_default(dtype),
+                                   memory_format);
+}
+
+at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
+                         std::optional<at::ScalarType> dtype,
+                         std::optional<c10::Layout> layout,
+                         std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  check_options(layout, pin_memory);
+  const c10::DeviceGuard guard(c10::device_or_default(device));
+  return at::detail::empty_strided_generic(
+      size, stride, c10::GetAllocator(c10::kPrivateUse1), kHalKeys,
+      c10::dtype_or_default(dtype));
+}
+
+at::Tensor as_strided(const at::Tensor& self, c10::SymIntArrayRef size,
+                      c10::SymIntArrayRef stride,
+                      std::optional<c10::SymInt> storage_offset) {
+  return at::native::as_strided_tensorimpl(
+      self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride),
+      storage_offset ? std::optional<int64_t>(storage_offset->expect_int())
+                     : std::nullopt);
+}
+
+at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size) {
+  return at::native::view(self, C10_AS_INTARRAYREF_SLOW(size));
+}
+
+at::Tensor reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size,
+                         c10::SymIntArrayRef stride) {
+  return at::native::_reshape_alias(self, C10_AS_INTARRAYREF_SLOW(size),
+                                    C10_AS_INTARRAYREF_SLOW(stride));
+}
+
+// Growing a storage allocates through its allocator and moves the old bytes
+// with Allocator::copy_data (a device copy on the current stream).
+const at::Tensor& resize(const at::Tensor& self, c10::SymIntArrayRef size,
+                         std::optional<at::MemoryFormat> memory_format) {
+  const c10::DeviceGuard guard(self.device());
+  return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), memory_format);
+}
+
+at::Tensor& set_storage(at::Tensor& self, at::Storage source) {
+  const int64_t elements =
+      static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  return at::native::set_storage_cpu_(self, std::move(source), 0, {elements}, {});
+}
+
+at::Tensor& set_storage_offset(at::Tensor& self, at::Storage source,
+                               c10::SymInt offset, c10::SymIntArrayRef size,
+                               c10::SymIntArrayRef stride) {
+  return at::native::set_storage_cpu_(self, std::move(source), offset.expect_int(),
+                                      C10_AS_INTARRAYREF_SLOW(size),
+                                      C10_AS_INTARRAYREF_SLOW(stride));
+}
+
+at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) {
+  return at::native::set_tensor_(self, source);
+}
+
+at::Tensor& set_empty(at::Tensor& self) {
+  const c10::DeviceGuard guard(self.device());
+  at::Storage empty(at::Storage::use_byte_size_t(), 0,
+                    c10::GetAllocator(c10::kPrivateUse1), /*resizable=*/true);
+  return at::native::set_storage_cpu_(self, std::move(empty), 0, {0}, {});
+}
+
+const hal::Stream& stream_of(const at::Tensor& hal_tensor) {
+  return hal_stream(current_stream(hal_tensor.device().index()));
+}
+
+size_t byte_size(const at::Tensor& t) {
+  return static_cast<size_t>(t.numel()) * t.element_size();
+}
+
+bool same_layout(const at::Tensor& a, const at::Tensor& b) {
+  return a.scalar_type() == b.scalar_type() && a.sizes() == b.sizes() &&
+         a.is_contiguous() && b.is_contiguous();
+}
+
+// Keeps a pinned CPU block alive until the stream has passed an async copy.
+void record_pinned_use(const at::Tensor& cpu, const at::Tensor& hal_tensor) {
+  at::getHostAllocator(at::kPrivateUse1)
+      ->record_event(cpu.data_ptr(), cpu.storage().data_ptr().get_context(),
+                     current_stream(hal_tensor.device().index()));
+}
+
+void copy_cpu_to_hal(const at::Tensor& src, const at::Tensor& dst,
+                     bool non_blocking) {
+  // The bytes to send: src itself when its layout already is dst's.
+  at::Tensor staged = src.expand_as(dst);
+  if (!same_layout(staged, dst)) staged = staged.to(dst.scalar_type()).contiguous();
+  at::Tensor target = dst.is_contiguous() ? dst : at::empty_like(dst, at::MemoryFormat::Contiguous);
+  const hal::Stream& stream = stream_of(dst);
+  const bool async = non_blocking && staged.is_same(src) && is_pinned(src.data_ptr());
+  stream.copy(HAL_COPY_HOST_TO_DEVICE, reinterpret_cast<uint64_t>(target.data_ptr()),
+              reinterpret_cast<uint64_t>(staged.data_ptr()), byte_size(target));
+  if (async) record_pinned_use(src, dst);
+  if (!target.is_same(dst)) launch(dst, "copy", {tensor_arg(dst), tensor_arg(target)});
+}
+
+void copy_hal_to_cpu(const at::Tensor& src, const at::Tensor& dst,
+                     bool non_blocking) {
+  at::Tensor staged = src.expand_as(dst);
+  // Convert on the device when it can hold dst's dtype, else on the host.
+  const at::ScalarType wire_type =
+      device_supports(src.device().index(), dst.scalar_type()) ? dst.scalar_type() : src.scalar_type();
+  if (!staged.is_contiguous() || staged.scalar_type() != wire_type) {
+    at::Tensor contiguous = empty_like_device(src, dst.sizes(), wire_type);
+    launch(contiguous, "copy", {tensor_arg(contiguous), tensor_arg(staged)});
+    staged = contiguous;
+  }
+  const bool direct = same_layout(staged, dst);
+  at::Tensor target =
+      direct ? dst : at::empty(dst.sizes(), dst.options().dtype(wire_type));
+  const bool async = direct && non_blocking && is_pinned(dst.data_ptr());
+  stream_of(src).copy(HAL_COPY_DEVICE_TO_HOST, reinterpret_cast<uint64_t>(target.data_ptr()),
+                      reinterpret_cast<uint64_t>(staged.data_ptr()),
+                      byte_size(target));
+  if (async) record_pinned_use(dst, src);
+  if (!direct) const_cast<at::Tensor&>(dst).copy_(target);
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst,
+                     bool non_blocking) {
+  if (dst.numel() == 0) return dst;
+  try {
+    if (self.is_cpu()) {
+      copy_cpu_to_hal(self, dst, non_blocking);
+    } else if (dst.is_cpu()) {
+      copy_hal_to_cpu(self, dst, non_blocking);
+    } else if (self.device() == dst.device()) {
+      launch(dst, "copy", {tensor_arg(dst), tensor_arg(self.expand_as(dst))});
+    } else {  // between two hal devices: through the host
+      copy_cpu_to_hal(self.to(c10::kCPU), dst, false);
+    }
+  } catch (const hal::Error&) {
+    rethrow_as_torch_error("copying to " + dst.device().str());
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  resize(dst, self.sym_sizes(), std::nullopt);
+  return copy_from(self, dst, false);
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  at::Tensor cpu = at::empty({}, self.options().device(c10::kCPU));
+  copy_hal_to_cpu(self.reshape({}), cpu, false);
+  return cpu.item();
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
+  if (self.numel() > 0) launch(self, "fill", {tensor_arg(self), scalar_arg(value)});
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor "
+              "but got tensor with ", value.dim(), " dimensions.");
+  if (value.is_cpu()) return fill_scalar(self, value.item());
+  if (self.numel() > 0) {
+    launch(self, "copy", {tensor_arg(self), tensor_arg(value.expand_as(self))});
+  }
+  return self;
+}
+
+at::Tensor& zero(at::Tensor& self) { return fill_scalar(self, 0); }
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("as_strided", TORCH_FN(as_strided));
+  m.impl("view", TORCH_FN(view));
+  m.impl("_reshape_alias", TORCH_FN(reshape_alias));
+  m.impl("resize_", TORCH_FN(resize));
+  m.impl("set_.source_Storage", TORCH_FN(set_storage));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset));
+  m.impl("set_.source_Tensor", TORCH_FN(set_tensor));
+  m.impl("set_", TORCH_FN(set_empty));
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
+  m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
+  m.impl("zero_", TORCH_FN(zero));
+}
+
+}  // namespace torch_hal

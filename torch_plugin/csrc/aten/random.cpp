@@ -1,0 +1,1 @@
+// Being written: ATen ops of this family mapped onto the standard kernels.
