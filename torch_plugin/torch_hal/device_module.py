@@ -149,12 +149,11 @@ class Stream(torch.Stream):
         return super().__new__(cls, device=_device_or_current(device), priority=priority)
 
 
-class Event(torch.Event):
-    """A marker in a stream (``torch.cuda.Event``)."""
-
-    def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
-        return super().__new__(cls, device="hal", enable_timing=enable_timing,
-                               blocking=blocking, interprocess=interprocess)
+def Event(enable_timing=False, blocking=False, interprocess=False) -> torch.Event:
+    """A marker in a stream (``torch.cuda.Event``): a plain torch.Event on
+    hal, since torch.Event's methods reject subclasses as arguments."""
+    return torch.Event(device="hal", enable_timing=enable_timing,
+                       blocking=blocking, interprocess=interprocess)
 
 
 def current_stream(device=None) -> torch.Stream:

@@ -6,6 +6,7 @@
 // change cannot be done by the transfer itself.
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/CachingHostAllocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
@@ -130,6 +131,20 @@ void record_pinned_use(const at::Tensor& cpu, const at::Tensor& hal_tensor) {
                      current_stream(hal_tensor.device().index()));
 }
 
+// A copy whose host side is pinned runs asynchronously in stream order (the
+// driver's host_alloc memory); pageable copies have completed on return.
+// non_blocking=False keeps torch's meaning (done on return) by waiting; with
+// non_blocking=True the pinned block is kept alive until the copy is done.
+void finish_host_side(const at::Tensor& host, const at::Tensor& hal_tensor,
+                      bool non_blocking) {
+  if (!is_pinned(host.data_ptr())) return;
+  if (non_blocking) {
+    record_pinned_use(host, hal_tensor);
+  } else {
+    stream_of(hal_tensor).synchronize();
+  }
+}
+
 void copy_cpu_to_hal(const at::Tensor& src, const at::Tensor& dst,
                      bool non_blocking) {
   // The bytes to send: src itself when its layout already is dst's.
@@ -137,10 +152,9 @@ void copy_cpu_to_hal(const at::Tensor& src, const at::Tensor& dst,
   if (!same_layout(staged, dst)) staged = staged.to(dst.scalar_type()).contiguous();
   at::Tensor target = dst.is_contiguous() ? dst : at::empty_like(dst, at::MemoryFormat::Contiguous);
   const hal::Stream& stream = stream_of(dst);
-  const bool async = non_blocking && staged.is_same(src) && is_pinned(src.data_ptr());
   stream.copy(HAL_COPY_HOST_TO_DEVICE, reinterpret_cast<uint64_t>(target.data_ptr()),
               reinterpret_cast<uint64_t>(staged.data_ptr()), byte_size(target));
-  if (async) record_pinned_use(src, dst);
+  finish_host_side(staged, dst, non_blocking);
   if (!target.is_same(dst)) launch(dst, "copy", {tensor_arg(dst), tensor_arg(target)});
 }
 
@@ -158,11 +172,10 @@ void copy_hal_to_cpu(const at::Tensor& src, const at::Tensor& dst,
   const bool direct = same_layout(staged, dst);
   at::Tensor target =
       direct ? dst : at::empty(dst.sizes(), dst.options().dtype(wire_type));
-  const bool async = direct && non_blocking && is_pinned(dst.data_ptr());
   stream_of(src).copy(HAL_COPY_DEVICE_TO_HOST, reinterpret_cast<uint64_t>(target.data_ptr()),
                       reinterpret_cast<uint64_t>(staged.data_ptr()),
                       byte_size(target));
-  if (async) record_pinned_use(dst, src);
+  finish_host_side(target, src, non_blocking);
   if (!direct) const_cast<at::Tensor&>(dst).copy_(target);
 }
 
@@ -213,6 +226,13 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
 
 at::Tensor& zero(at::Tensor& self) { return fill_scalar(self, 0); }
 
+// Tensor.record_stream: the storage's block is not reused before `stream`
+// has passed the work queued on it so far.
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  c10::getDeviceAllocator(c10::DeviceType::PrivateUse1)
+      ->recordStream(self.storage().data_ptr(), stream);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -232,6 +252,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
   m.impl("zero_", TORCH_FN(zero));
+  m.impl("record_stream", TORCH_FN(record_stream));
 }
 
 }  // namespace torch_hal

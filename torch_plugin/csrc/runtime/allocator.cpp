@@ -66,8 +66,14 @@ class DeviceAllocator final : public c10::DeviceAllocator {
  public:
   c10::DataPtr allocate(size_t bytes) override {
     const c10::DeviceIndex index = current_device();
-    const c10::Device device(c10::DeviceType::PrivateUse1, index);
-    if (bytes == 0) return {nullptr, nullptr, &delete_block, device};
+    const c10::Device where(c10::DeviceType::PrivateUse1, index);
+    if (bytes == 0) return {nullptr, nullptr, &delete_block, where};
+    // CUDA reports any request it cannot satisfy as out of memory; so do we,
+    // rather than the driver's INVALID_ARGUMENT for a request above its limit.
+    const uint64_t limit = device(index).properties().max_allocation_size;
+    TORCH_CHECK_WITH(OutOfMemoryError, limit == 0 || bytes <= limit,
+                     "hal:", static_cast<int>(index), " cannot allocate ", bytes,
+                     " bytes: the largest allocation it allows is ", limit, " bytes");
     void* ptr = nullptr;
     try {
       hal::CachingAllocator& a = allocator(index);
@@ -77,7 +83,7 @@ class DeviceAllocator final : public c10::DeviceAllocator {
       rethrow_as_torch_error(fmt_request(bytes, index));
     }
     owners().add(ptr, index);
-    return {ptr, ptr, &delete_block, device};
+    return {ptr, ptr, &delete_block, where};
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return &delete_block; }

@@ -1,0 +1,36 @@
+"""Shared fixtures of the torch_hal tests. Every test runs on the driver that
+HAL_DRIVER names (ctest sets cpu_ref); tests skip, saying why, when hal has
+no device."""
+
+import os
+
+import pytest
+import torch
+
+import torch_hal  # noqa: F401  (explicit, in case autoload is disabled)
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.hal.is_available():
+        return
+    skip = pytest.mark.skip(reason="no hal device: the driver did not load "
+                            f"(HAL_DRIVER={os.environ.get('HAL_DRIVER', 'cpu_ref')})")
+    for item in items:
+        if "needs_no_device" not in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_no_device: runs without a hal device")
+
+
+@pytest.fixture
+def strict():
+    """Makes any CPU fallback inside the test an error naming the op."""
+    previous = os.environ.get("HAL_STRICT")
+    os.environ["HAL_STRICT"] = "1"
+    yield
+    if previous is None:
+        del os.environ["HAL_STRICT"]
+    else:
+        os.environ["HAL_STRICT"] = previous
