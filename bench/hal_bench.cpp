@@ -16,18 +16,17 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "bench_common.hpp"
 #include "hal/hal.hpp"
 
 namespace {
 
+using hal_bench::add;
+using hal_bench::bench_device;
+
 constexpr uint64_t kKiB = 1ull << 10;
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kCopyBytes = 64 * kMiB;
-
-const hal::Device& bench_device() {
-  static const hal::Device device = hal::Runtime::open().device(0);
-  return device;
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -168,22 +167,6 @@ void BM_DriverAllocatePair(benchmark::State& state, uint64_t bytes) {
   for (auto _ : state) benchmark::DoNotOptimize(device.allocate(bytes));
 }
 
-// Runs a benchmark body; a hal::Error (a driver without a kernel, out of
-// memory) fails that benchmark with its message instead of the whole run.
-template <typename Body, typename... Args>
-benchmark::internal::Benchmark* add(const std::string& name, Body body,
-                                    Args... args) {
-  return benchmark::RegisterBenchmark(name.c_str(),
-                                      [body, args...](benchmark::State& state) {
-                                        try {
-                                          body(state, args...);
-                                        } catch (const hal::Error& error) {
-                                          state.SkipWithError(error.what());
-                                        }
-                                      })
-      ->UseRealTime();
-}
-
 void register_benchmarks() {
   add("launch/fill_1_element", BM_LaunchLatency)->Unit(benchmark::kMicrosecond);
   add("stream/synchronize_idle", BM_SynchronizeIdleStream)
@@ -219,18 +202,7 @@ void register_benchmarks() {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  try {
-    const hal::Runtime runtime = hal::Runtime::open();
-    const hal::Device device = runtime.device(0);
-    benchmark::AddCustomContext(
-        "hal_driver",
-        fmt::format("{} {} ({})", runtime.driver().name,
-                    runtime.driver().version, runtime.driver().path));
-    benchmark::AddCustomContext("hal_device", device.properties().name);
-  } catch (const hal::Error& error) {
-    fmt::print(stderr, "hal_bench: cannot open a device: {}\n", error.what());
-    return 1;
-  }
+  if (!hal_bench::add_device_context("hal_bench")) return 1;
   register_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

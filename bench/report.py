@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""Runs hal_bench (or reads its JSON output) and prints the performance table
-of docs/performance.md: each benchmark's measured value, its target, and
-whether it meets it, plus the machine it ran on.
+"""Runs a benchmark program of bench/ (or reads its JSON output) and prints
+the tables of docs/performance.md, with the machine it ran on:
+
+- hal_bench: each benchmark's measured value, its target, and whether it
+  meets it;
+- hal_kernel_bench: for each kernel, the HAL driver's time, torch's time and
+  their ratio (pairs named <family>/<case>/hal_<driver> and
+  <family>/<case>/torch_cpu), then the geometric mean of the ratios per
+  family.
 
   python3 bench/report.py --bench build/default/bin/hal_bench
+  python3 bench/report.py --bench build/default/bin/hal_kernel_bench
   python3 bench/report.py --json results.json        # an earlier run's output
 
-Each benchmark runs --repetitions times; the table shows the median.
+Each benchmark runs --repetitions times; the tables show the median.
 Only the Python standard library is used.
 """
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import subprocess
@@ -99,8 +107,7 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
-def table(data):
-    context = data.get("context", {})
+def header(context):
     lines = [
         f"Machine: {cpu_model()}, nproc = {os.cpu_count()}, "
         f"{platform.system()} {platform.release()}; load average "
@@ -109,14 +116,89 @@ def table(data):
         "",
         f"Driver: {context.get('hal_driver', 'unknown')}; "
         f"device: {context.get('hal_device', 'unknown')}.",
-        "",
+    ]
+    if "torch_threads" in context:
+        lines += ["", f"torch threads: {context['torch_threads']}."]
+    return lines
+
+
+def split_pair(name):
+    """(case, side) for a kernel benchmark: side "hal" or "torch"; else None."""
+    case, _, impl = name.rpartition("/")
+    if impl.startswith("hal_"):
+        return case, "hal"
+    if impl == "torch_cpu":
+        return case, "torch"
+    return None
+
+
+def target_table(runs):
+    lines = [
         "| Benchmark | Measured (median) | Target | Result |",
         "|---|---|---|---|",
     ]
-    for name, run in medians(data).items():
+    for name, run in runs.items():
         target, result = verdict(name, run)
-        shown = name.removesuffix("/real_time")
-        lines.append(f"| `{shown}` | {measured_text(name, run)} | {target} | {result} |")
+        lines.append(f"| `{name}` | {measured_text(name, run)} | {target} | {result} |")
+    return lines
+
+
+def geometric_mean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def side_time(run):
+    """(median µs or None, table cell) of one side of a kernel pair."""
+    if run is None:
+        return None, "missing"
+    if run.get("error_occurred"):
+        return None, f"error: {run.get('error_message', '?')}"
+    value = time_in(run, "µs")
+    return value, f"{value:.1f}"
+
+
+def ratio_tables(pairs):
+    """Per-kernel times and hal / torch ratios, then per-family geo-means."""
+    lines = [
+        "| Kernel | hal (µs) | torch (µs) | hal / torch |",
+        "|---|---|---|---|",
+    ]
+    ratios = {}  # family -> ratios of its complete, error-free pairs
+    for case, sides in pairs.items():
+        hal, hal_cell = side_time(sides.get("hal"))
+        torch, torch_cell = side_time(sides.get("torch"))
+        ratio = "—"
+        if hal is not None and torch is not None:
+            ratios.setdefault(case.split("/")[0], []).append(hal / torch)
+            ratio = f"{hal / torch:.2f}"
+        lines.append(f"| `{case}` | {hal_cell} | {torch_cell} | {ratio} |")
+    lines += [
+        "",
+        "| Family | Kernels | hal / torch (geometric mean) |",
+        "|---|---|---|",
+    ]
+    for family, values in ratios.items():
+        lines.append(f"| {family} | {len(values)} | {geometric_mean(values):.2f} |")
+    everything = [v for values in ratios.values() for v in values]
+    if everything:
+        lines.append(f"| all | {len(everything)} | {geometric_mean(everything):.2f} |")
+    return lines
+
+
+def table(data):
+    runs = {name.removesuffix("/real_time"): run for name, run in medians(data).items()}
+    pairs, others = {}, {}
+    for name, run in runs.items():
+        pair = split_pair(name)
+        if pair:
+            pairs.setdefault(pair[0], {})[pair[1]] = run
+        else:
+            others[name] = run
+    lines = header(data.get("context", {}))
+    if others:
+        lines += [""] + target_table(others)
+    if pairs:
+        lines += [""] + ratio_tables(pairs)
     return "\n".join(lines)
 
 
@@ -124,10 +206,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--bench", help="path of the hal_bench executable to run")
-    source.add_argument("--json", help="JSON written by hal_bench --benchmark_out")
+    source.add_argument("--bench", help="path of the benchmark executable to run")
+    source.add_argument("--json", help="JSON written by a benchmark's --benchmark_out")
     parser.add_argument("--repetitions", type=int, default=5)
-    parser.add_argument("bench_args", nargs="*", help="more hal_bench arguments (after --)")
+    parser.add_argument("bench_args", nargs="*", help="more benchmark arguments (after --)")
     args = parser.parse_args()
     if args.bench:
         data = run_bench(args.bench, args.repetitions, args.bench_args)
