@@ -34,3 +34,16 @@ def strict():
         del os.environ["HAL_STRICT"]
     else:
         os.environ["HAL_STRICT"] = previous
+
+
+def pytest_terminal_summary(terminalreporter):
+    import sys
+    module = sys.modules.get("test_opinfo")
+    if module is None:
+        return
+    results = module.RESULTS
+    terminalreporter.write_line(
+        f"OpInfo on hal: {len(results['native_ops'])} ops with native samples, "
+        f"{results['passed_samples']} samples match CPU, "
+        f"{results['not_native_samples']} samples need a CPU fallback, "
+        f"{len(results['failed'])} samples differ")

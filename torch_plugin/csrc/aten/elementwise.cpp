@@ -1,1 +1,928 @@
-// Being written: ATen ops of this family mapped onto the standard kernels.
+// Elementwise ATen ops on hal: unary math and activations with their
+// backward ops, binary arithmetic, comparisons, logical and bitwise ops,
+// where/masked_fill, clamp, addcmul/addcdiv and lerp, each mapped onto the
+// standard kernel of the same meaning (docs/kernels.md, "elementwise").
+//
+// One planner, Elementwise, does what every op of the family shares: torch's
+// type promotion (at::native::result_type, so wrapped numbers and 0-dim
+// tensors promote as on CPU), broadcasting (inputs expanded with stride 0),
+// CPU scalars passed to the kernel by value, and the three call forms
+// (functional, in-place, out=). The ops themselves are thin: per shape class
+// (unary, binary, ...) one template over a constexpr op descriptor gives the
+// functional, in-place and out= variants, and the registration block at the
+// end lists which ATen overloads map to which descriptor.
+#include <ATen/ExpandUtils.h>
+#include <ATen/ScalarOps.h>
+#include <ATen/native/TypeProperties.h>
+#include <c10/core/DefaultDtype.h>
+#include <torch/library.h>
+
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "aten/launch.h"
+
+namespace torch_hal {
+namespace {
+
+// How an op's result dtype follows from its inputs' promoted dtype:
+// promoted: that dtype itself (add, neg, ...); floating: integers and bool
+// become the default float dtype (exp, true division); boolean: bool, computed
+// in the promoted dtype (comparisons, logical ops).
+enum class Result { promoted, floating, boolean };
+
+// How one input reaches the kernel. tensor: a hal tensor of the compute
+// dtype (a CPU scalar is put on the device); or_scalar: the same, but a CPU
+// scalar goes by value (kernel argument kind tensor|scalar); mask: a bool
+// tensor outside type promotion (where's condition).
+enum class Pass { tensor, or_scalar, mask };
+
+// `value` is a hal tensor or a 0-dim CPU tensor (a wrapped number or not);
+// `promotes` is false for an input cast to the others' dtype instead of
+// taking part in promotion (masked_fill's value).
+struct Input {
+  at::Tensor value;
+  Pass pass = Pass::tensor;
+  bool promotes = true;
+};
+
+bool is_cpu_scalar(const at::Tensor& t) { return t.is_cpu() && t.dim() == 0; }
+
+// A scalar in the form the kernels take it for `dtype`: integral for integer
+// dtypes (the kernels reject a fractional scalar there), truth for bool.
+at::Scalar scalar_for(const at::Scalar& s, at::ScalarType dtype) {
+  if (dtype == at::kBool) return s.toBool();
+  if (at::isIntegralType(dtype, /*includeBool=*/false) && !s.isIntegral(true)) {
+    return s.toLong();
+  }
+  return s;
+}
+
+// One elementwise kernel call planned from an op's inputs: the device, the
+// dtype the inputs are converted to, the result's dtype and broadcast shape.
+// `extras` are the kernel's trailing non-tensor arguments (alpha, mode, ...).
+class Elementwise {
+ public:
+  Elementwise(std::string_view op, std::string_view kernel, Result rule,
+              std::vector<Input> inputs, std::vector<hal_arg> extras = {},
+              at::ArrayRef<at::Scalar> promote_with = {})
+      : kernel_(kernel),
+        inputs_(std::move(inputs)),
+        extras_(std::move(extras)) {
+    at::native::ResultTypeState state;
+    for (const Input& in : inputs_) {
+      const at::Tensor& t = in.value;
+      TORCH_CHECK(
+          t.device().type() == c10::DeviceType::PrivateUse1 || is_cpu_scalar(t),
+          op,
+          ": expected all tensors on the hal device (or 0-dim CPU "
+          "scalars), got a tensor of rank ",
+          t.dim(), " on ", t.device());
+      if (!device_.defined() && !t.is_cpu()) device_ = t;
+      if (in.pass == Pass::mask) {
+        TORCH_CHECK(t.scalar_type() == at::kBool, op,
+                    ": expected a bool condition/mask, got ", t.scalar_type());
+      } else if (in.promotes) {
+        state = at::native::update_result_type_state(t, state);
+      }
+      shape_ = at::infer_size_dimvector(shape_, t.sizes());
+    }
+    for (const at::Scalar& s : promote_with) {
+      state = at::native::update_result_type_state(s, state);
+    }
+    compute_ = at::native::result_type(state);
+    if (rule == Result::floating &&
+        at::isIntegralType(compute_, /*includeBool=*/true)) {
+      compute_ = c10::get_default_dtype_as_scalartype();
+    }
+    result_ = rule == Result::boolean ? at::kBool : compute_;
+  }
+
+  // The dtype inputs are converted to (scalar extras should follow it).
+  at::ScalarType compute_dtype() const { return compute_; }
+
+  // Appends a trailing kernel argument known only once the compute dtype is
+  // (a scalar that must be integral for integer dtypes).
+  void append(hal_arg extra) { extras_.push_back(extra); }
+
+  at::Tensor run() {
+    TORCH_CHECK(device_.defined(), kernel_, ": no input is a hal tensor");
+    at::Tensor out = empty_like_device(device_, shape_, result_);
+    write(out);
+    return out;
+  }
+
+  at::Tensor& run_out(at::Tensor& out) {
+    if (!device_.defined()) device_ = out;
+    return write_out(out, shape_, result_,
+                     [this](const at::Tensor& r) { write(r); });
+  }
+
+  // In place on `self`: the broadcast shape must be self's (torch's rule).
+  at::Tensor& run_in_place(at::Tensor& self) {
+    TORCH_CHECK(self.sizes() == at::IntArrayRef(shape_), "output with shape ",
+                self.sizes(), " doesn't match the broadcast shape ",
+                at::IntArrayRef(shape_));
+    return run_out(self);
+  }
+
+ private:
+  void write(const at::Tensor& result) {
+    if (result.numel() == 0) return;
+    // The converted inputs stay alive until the launch is queued.
+    std::vector<at::Tensor> keep;
+    std::vector<hal_arg> args{tensor_arg(result)};
+    for (const Input& in : inputs_) {
+      const at::Tensor& t = in.value;
+      const at::ScalarType dtype = in.pass == Pass::mask ? at::kBool : compute_;
+      if (is_cpu_scalar(t) && in.pass == Pass::or_scalar) {
+        args.push_back(scalar_arg(scalar_for(t.item(), dtype)));
+        continue;
+      }
+      at::Tensor device_t;
+      if (t.is_cpu()) {
+        device_t = empty_like_device(result, {}, dtype);
+        launch(device_t, "fill", {tensor_arg(device_t), scalar_arg(t.item())});
+      } else {
+        device_t = to_dtype(t, dtype);
+      }
+      keep.push_back(device_t.expand(shape_));
+      args.push_back(tensor_arg(keep.back()));
+    }
+    args.insert(args.end(), extras_.begin(), extras_.end());
+    launch(result, kernel_, args);
+  }
+
+  std::string_view kernel_;
+  std::vector<Input> inputs_;
+  std::vector<hal_arg> extras_;
+  at::Tensor device_;
+  at::DimVector shape_;
+  at::ScalarType compute_ = at::ScalarType::Undefined;
+  at::ScalarType result_ = at::ScalarType::Undefined;
+};
+
+at::Tensor wrap(const at::Scalar& s) {
+  return at::native::wrapped_scalar_tensor(s);
+}
+
+// ---- unary ops: out = f(self)
+
+struct UnaryOp {
+  std::string_view kernel;
+  Result result;
+};
+
+template <const UnaryOp& op>
+Elementwise unary_plan(const at::Tensor& self) {
+  return Elementwise(op.kernel, op.kernel, op.result, {{self}});
+}
+
+template <const UnaryOp& op>
+at::Tensor unary(const at::Tensor& self) {
+  return unary_plan<op>(self).run();
+}
+
+template <const UnaryOp& op>
+at::Tensor& unary_(at::Tensor& self) {
+  return unary_plan<op>(self).run_in_place(self);
+}
+
+template <const UnaryOp& op>
+at::Tensor& unary_out(const at::Tensor& self, at::Tensor& out) {
+  return unary_plan<op>(self).run_out(out);
+}
+
+constexpr UnaryOp kNeg{"neg", Result::promoted}, kAbs{"abs", Result::promoted},
+    kExp{"exp", Result::floating}, kLog{"log", Result::floating},
+    kLog1p{"log1p", Result::floating}, kExpm1{"expm1", Result::floating},
+    kSqrt{"sqrt", Result::floating}, kRsqrt{"rsqrt", Result::floating},
+    kSin{"sin", Result::floating}, kCos{"cos", Result::floating},
+    kTanh{"tanh", Result::floating}, kSigmoid{"sigmoid", Result::floating},
+    kRelu{"relu", Result::promoted}, kSilu{"silu", Result::promoted},
+    kErf{"erf", Result::floating}, kReciprocal{"reciprocal", Result::floating},
+    kSign{"sign", Result::promoted}, kFloor{"floor", Result::promoted},
+    kCeil{"ceil", Result::promoted}, kRound{"round", Result::promoted},
+    kTrunc{"trunc", Result::promoted},
+    kLogicalNot{"logical_not", Result::boolean};
+
+// gelu's `approximate` as the kernel's int: 0 exact (erf), 1 tanh.
+int64_t gelu_mode(c10::string_view approximate) {
+  if (approximate == "none") return 0;
+  TORCH_CHECK(approximate == "tanh",
+              "approximate argument must be either none or tanh, got '",
+              approximate, "'");
+  return 1;
+}
+
+Elementwise gelu_plan(const at::Tensor& self, c10::string_view approximate) {
+  return Elementwise("gelu", "gelu", Result::promoted, {{self}},
+                     {int_arg(gelu_mode(approximate))});
+}
+
+at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
+  return gelu_plan(self, approximate).run();
+}
+
+at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
+  return gelu_plan(self, approximate).run_in_place(self);
+}
+
+at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate,
+                     at::Tensor& out) {
+  return gelu_plan(self, approximate).run_out(out);
+}
+
+// ---- isposinf, isneginf, isnan: a comparison on floating dtypes (bool out),
+// false everywhere on integers and bool.
+
+struct FloatClassOp {
+  std::string_view kernel;
+  std::optional<double> other;  // compared with; none: with self (NaN != NaN)
+};
+
+template <const FloatClassOp& op>
+at::Tensor& float_class_out(const at::Tensor& self, at::Tensor& out) {
+  if (!at::isFloatingType(self.scalar_type())) {
+    return write_out(out, self.sizes(), at::kBool, [](const at::Tensor& r) {
+      if (r.numel() > 0) launch(r, "fill", {tensor_arg(r), scalar_arg(false)});
+    });
+  }
+  const at::Tensor other = op.other ? wrap(*op.other) : self;
+  return Elementwise(op.kernel, op.kernel, Result::boolean,
+                     {{self}, {other, Pass::or_scalar}})
+      .run_out(out);
+}
+
+template <const FloatClassOp& op>
+at::Tensor float_class(const at::Tensor& self) {
+  at::Tensor out = empty_like_device(self, self.sizes(), at::kBool);
+  return float_class_out<op>(self, out);
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr FloatClassOp kIsPosInf{"eq", kInf}, kIsNegInf{"eq", -kInf},
+    kIsNan{"ne", std::nullopt};
+
+// ---- binary ops: out = f(self, other), other a tensor or a scalar
+
+struct BinaryOp {
+  std::string_view kernel;
+  Result result;
+  Pass other =
+      Pass::or_scalar;  // Pass::tensor where the kernel takes no scalar
+};
+
+template <const BinaryOp& op>
+Elementwise binary_plan(const at::Tensor& self, const at::Tensor& other) {
+  return Elementwise(op.kernel, op.kernel, op.result,
+                     {{self}, {other, op.other}});
+}
+
+template <const BinaryOp& op>
+at::Tensor binary(const at::Tensor& self, const at::Tensor& other) {
+  return binary_plan<op>(self, other).run();
+}
+
+template <const BinaryOp& op>
+at::Tensor& binary_(at::Tensor& self, const at::Tensor& other) {
+  return binary_plan<op>(self, other).run_in_place(self);
+}
+
+template <const BinaryOp& op>
+at::Tensor& binary_out(const at::Tensor& self, const at::Tensor& other,
+                       at::Tensor& out) {
+  return binary_plan<op>(self, other).run_out(out);
+}
+
+template <const BinaryOp& op>
+at::Tensor binary_scalar(const at::Tensor& self, const at::Scalar& other) {
+  return binary<op>(self, wrap(other));
+}
+
+template <const BinaryOp& op>
+at::Tensor& binary_scalar_(at::Tensor& self, const at::Scalar& other) {
+  return binary_<op>(self, wrap(other));
+}
+
+template <const BinaryOp& op>
+at::Tensor& binary_scalar_out(const at::Tensor& self, const at::Scalar& other,
+                              at::Tensor& out) {
+  return binary_out<op>(self, wrap(other), out);
+}
+
+constexpr BinaryOp kMul{"mul", Result::promoted}, kPow{"pow", Result::promoted},
+    kMaximum{"maximum", Result::promoted},
+    kMinimum{"minimum", Result::promoted}, kEq{"eq", Result::boolean},
+    kNe{"ne", Result::boolean}, kLt{"lt", Result::boolean},
+    kLe{"le", Result::boolean}, kGt{"gt", Result::boolean},
+    kGe{"ge", Result::boolean}, kLogicalAnd{"logical_and", Result::boolean},
+    kLogicalOr{"logical_or", Result::boolean},
+    kLogicalXor{"logical_xor", Result::boolean},
+    kBitwiseAnd{"bitwise_and", Result::promoted},
+    kBitwiseOr{"bitwise_or", Result::promoted},
+    kBitwiseXor{"bitwise_xor", Result::promoted},
+    kSigmoidBackward{"sigmoid_backward", Result::promoted, Pass::tensor},
+    kTanhBackward{"tanh_backward", Result::promoted, Pass::tensor},
+    kSiluBackward{"silu_backward", Result::promoted, Pass::tensor};
+
+// pow of an integer tensor by a scalar: the pow kernel is floating only, so
+// this squares and multiplies with the mul kernel, wrapping as torch's
+// integer pow does (exact for every width).
+at::Tensor& pow_tensor_scalar_out(const at::Tensor& self,
+                                  const at::Scalar& exponent, at::Tensor& out) {
+  Elementwise plan = binary_plan<kPow>(self, wrap(exponent));
+  const at::ScalarType dtype = plan.compute_dtype();
+  if (!at::isIntegralType(dtype, /*includeBool=*/true))
+    return plan.run_out(out);
+  int64_t e = exponent.toLong();
+  TORCH_CHECK(e >= 0, "Integers to negative integer powers are not allowed.");
+  return write_out(out, self.sizes(), dtype, [&](const at::Tensor& result) {
+    if (result.numel() == 0) return;
+    // A copy of the base first: `result` may be `self` (pow_).
+    at::Tensor base = empty_like_device(self, self.sizes(), dtype);
+    launch(base, "copy", {tensor_arg(base), tensor_arg(self)});
+    launch(result, "fill", {tensor_arg(result), int_arg(1)});
+    for (; e > 0; e >>= 1) {
+      if (e & 1) {
+        launch(result, "mul",
+               {tensor_arg(result), tensor_arg(result), tensor_arg(base)});
+      }
+      if (e > 1) {
+        launch(base, "mul",
+               {tensor_arg(base), tensor_arg(base), tensor_arg(base)});
+      }
+    }
+  });
+}
+
+at::Tensor pow_tensor_scalar(const at::Tensor& self,
+                             const at::Scalar& exponent) {
+  const at::ScalarType dtype =
+      binary_plan<kPow>(self, wrap(exponent)).compute_dtype();
+  at::Tensor out = empty_like_device(self, self.sizes(), dtype);
+  return pow_tensor_scalar_out(self, exponent, out);
+}
+
+at::Tensor& pow_tensor_scalar_(at::Tensor& self, const at::Scalar& exponent) {
+  return pow_tensor_scalar_out(self, exponent, self);
+}
+
+at::Tensor pow_scalar_self(const at::Scalar& self, const at::Tensor& exponent) {
+  return binary<kPow>(wrap(self), exponent);
+}
+
+at::Tensor& pow_scalar_self_out(const at::Scalar& self,
+                                const at::Tensor& exponent, at::Tensor& out) {
+  return binary_out<kPow>(wrap(self), exponent, out);
+}
+
+// add and sub: out = self ± alpha * other. rsub swaps the operands of sub.
+
+// torch's checks on alpha and on bool operands of a subtraction.
+void check_alpha(std::string_view op, at::ScalarType dtype,
+                 const at::Scalar& alpha) {
+  TORCH_CHECK(!alpha.isBoolean() || dtype == at::kBool,
+              "Boolean alpha only supported for Boolean results.");
+  TORCH_CHECK(at::isFloatingType(dtype) || alpha.isIntegral(true), op,
+              ": for integral input tensors, argument alpha must not be a "
+              "floating point number.");
+}
+
+void check_subtraction(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(
+      self.scalar_type() != at::kBool || other.scalar_type() != at::kBool,
+      "Subtraction, the `-` operator, with two bool tensors is not supported. "
+      "Use the `^` or `logical_xor()` operator instead.");
+  TORCH_CHECK(
+      self.scalar_type() != at::kBool && other.scalar_type() != at::kBool,
+      "Subtraction, the `-` operator, with a bool tensor is not supported. "
+      "If you are trying to invert a mask, use the `~` or `logical_not()` "
+      "operator instead.");
+}
+
+template <const BinaryOp& op>
+Elementwise add_plan(const at::Tensor& self, const at::Tensor& other,
+                     const at::Scalar& alpha) {
+  if (op.kernel == "sub") check_subtraction(self, other);
+  Elementwise plan(op.kernel, op.kernel, op.result,
+                   {{self}, {other, op.other}});
+  check_alpha(op.kernel, plan.compute_dtype(), alpha);
+  plan.append(scalar_arg(scalar_for(alpha, plan.compute_dtype())));
+  return plan;
+}
+
+template <const BinaryOp& op>
+at::Tensor add(const at::Tensor& self, const at::Tensor& other,
+               const at::Scalar& alpha) {
+  return add_plan<op>(self, other, alpha).run();
+}
+
+template <const BinaryOp& op>
+at::Tensor& add_(at::Tensor& self, const at::Tensor& other,
+                 const at::Scalar& alpha) {
+  return add_plan<op>(self, other, alpha).run_in_place(self);
+}
+
+template <const BinaryOp& op>
+at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other,
+                    const at::Scalar& alpha, at::Tensor& out) {
+  return add_plan<op>(self, other, alpha).run_out(out);
+}
+
+constexpr BinaryOp kAdd{"add", Result::promoted}, kSub{"sub", Result::promoted};
+
+at::Tensor rsub(const at::Tensor& self, const at::Tensor& other,
+                const at::Scalar& alpha) {
+  return add<kSub>(other, self, alpha);
+}
+
+// div: rounding_mode None is true division (integers divide as floats),
+// "trunc" and "floor" keep the promoted dtype.
+int64_t div_mode(std::optional<c10::string_view> rounding_mode) {
+  if (!rounding_mode) return 0;
+  if (*rounding_mode == "trunc") return 1;
+  TORCH_CHECK(*rounding_mode == "floor",
+              "div expected rounding_mode to be one of None, "
+              "'trunc', or 'floor' but found '",
+              *rounding_mode, "'");
+  return 2;
+}
+
+Elementwise div_plan(const at::Tensor& self, const at::Tensor& other,
+                     std::optional<c10::string_view> rounding_mode) {
+  const int64_t mode = div_mode(rounding_mode);
+  return Elementwise("div", "div",
+                     mode == 0 ? Result::floating : Result::promoted,
+                     {{self}, {other, Pass::or_scalar}}, {int_arg(mode)});
+}
+
+at::Tensor div_mode_fn(const at::Tensor& self, const at::Tensor& other,
+                       std::optional<c10::string_view> rounding_mode) {
+  return div_plan(self, other, rounding_mode).run();
+}
+
+at::Tensor& div_mode_(at::Tensor& self, const at::Tensor& other,
+                      std::optional<c10::string_view> rounding_mode) {
+  return div_plan(self, other, rounding_mode).run_in_place(self);
+}
+
+at::Tensor& div_mode_out(const at::Tensor& self, const at::Tensor& other,
+                         std::optional<c10::string_view> rounding_mode,
+                         at::Tensor& out) {
+  return div_plan(self, other, rounding_mode).run_out(out);
+}
+
+at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
+  return div_mode_fn(self, other, std::nullopt);
+}
+
+at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
+  return div_mode_(self, other, std::nullopt);
+}
+
+at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other,
+                    at::Tensor& out) {
+  return div_mode_out(self, other, std::nullopt, out);
+}
+
+// ---- backward ops with an extra argument (the others are BinaryOps above)
+
+Elementwise threshold_backward_plan(const at::Tensor& grad_output,
+                                    const at::Tensor& self,
+                                    const at::Scalar& threshold) {
+  Elementwise plan("threshold_backward", "threshold_backward", Result::promoted,
+                   {{grad_output}, {self}});
+  plan.append(scalar_arg(scalar_for(threshold, plan.compute_dtype())));
+  return plan;
+}
+
+at::Tensor threshold_backward(const at::Tensor& grad_output,
+                              const at::Tensor& self,
+                              const at::Scalar& threshold) {
+  return threshold_backward_plan(grad_output, self, threshold).run();
+}
+
+at::Tensor& threshold_backward_out(const at::Tensor& grad_output,
+                                   const at::Tensor& self,
+                                   const at::Scalar& threshold,
+                                   at::Tensor& grad_input) {
+  return threshold_backward_plan(grad_output, self, threshold)
+      .run_out(grad_input);
+}
+
+Elementwise gelu_backward_plan(const at::Tensor& grad_output,
+                               const at::Tensor& self,
+                               c10::string_view approximate) {
+  return Elementwise("gelu_backward", "gelu_backward", Result::promoted,
+                     {{grad_output}, {self}},
+                     {int_arg(gelu_mode(approximate))});
+}
+
+at::Tensor gelu_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                         c10::string_view approximate) {
+  return gelu_backward_plan(grad_output, self, approximate).run();
+}
+
+at::Tensor& gelu_backward_out(const at::Tensor& grad_output,
+                              const at::Tensor& self,
+                              c10::string_view approximate,
+                              at::Tensor& grad_input) {
+  return gelu_backward_plan(grad_output, self, approximate).run_out(grad_input);
+}
+
+// ---- where and masked_fill
+
+Elementwise where_plan(const at::Tensor& condition, const at::Tensor& self,
+                       const at::Tensor& other) {
+  return Elementwise("where", "where", Result::promoted,
+                     {{condition, Pass::mask},
+                      {self, Pass::or_scalar},
+                      {other, Pass::or_scalar}});
+}
+
+at::Tensor where(const at::Tensor& condition, const at::Tensor& self,
+                 const at::Tensor& other) {
+  return where_plan(condition, self, other).run();
+}
+
+at::Tensor& where_out(const at::Tensor& condition, const at::Tensor& self,
+                      const at::Tensor& other, at::Tensor& out) {
+  return where_plan(condition, self, other).run_out(out);
+}
+
+// self = mask ? value : self; value converted to self's dtype, as torch does.
+at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask,
+                                const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0,
+              "masked_fill_ only supports a 0-dimensional value tensor, "
+              "but got tensor with ",
+              value.dim(), " dimension(s).");
+  return Elementwise("masked_fill_", "where", Result::promoted,
+                     {{mask, Pass::mask},
+                      {value, Pass::or_scalar, /*promotes=*/false},
+                      {self, Pass::or_scalar}})
+      .run_in_place(self);
+}
+
+at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask,
+                                const at::Scalar& value) {
+  return masked_fill_tensor_(self, mask, wrap(value));
+}
+
+// ---- clamp: scalar bounds map to the clamp kernel, tensor bounds to
+// maximum and minimum.
+
+Elementwise clamp_plan(const at::Tensor& self,
+                       const std::optional<at::Scalar>& min,
+                       const std::optional<at::Scalar>& max) {
+  TORCH_CHECK(min || max,
+              "torch.clamp: At least one of 'min' or 'max' must not be None");
+  std::vector<at::Scalar> bounds;
+  if (min) bounds.push_back(*min);
+  if (max) bounds.push_back(*max);
+  // Bounds promote with self as torch's clamp does (an int tensor clamped
+  // to 0.5 becomes float); the bound arguments follow the compute dtype.
+  Elementwise plan("clamp", "clamp", Result::promoted, {{self}}, {}, bounds);
+  for (const std::optional<at::Scalar>& bound : {min, max}) {
+    plan.append(bound ? scalar_arg(scalar_for(*bound, plan.compute_dtype()))
+                      : none_arg());
+  }
+  return plan;
+}
+
+at::Tensor clamp_bounds(const at::Tensor& self,
+                        const std::optional<at::Scalar>& min,
+                        const std::optional<at::Scalar>& max) {
+  return clamp_plan(self, min, max).run();
+}
+
+at::Tensor& clamp_bounds_(at::Tensor& self,
+                          const std::optional<at::Scalar>& min,
+                          const std::optional<at::Scalar>& max) {
+  return clamp_plan(self, min, max).run_in_place(self);
+}
+
+at::Tensor& clamp_bounds_out(const at::Tensor& self,
+                             const std::optional<at::Scalar>& min,
+                             const std::optional<at::Scalar>& max,
+                             at::Tensor& out) {
+  return clamp_plan(self, min, max).run_out(out);
+}
+
+at::Tensor clamp_min(const at::Tensor& self, const at::Scalar& min) {
+  return clamp_bounds(self, min, std::nullopt);
+}
+
+at::Tensor& clamp_min_(at::Tensor& self, const at::Scalar& min) {
+  return clamp_bounds_(self, min, std::nullopt);
+}
+
+at::Tensor& clamp_min_out(const at::Tensor& self, const at::Scalar& min,
+                          at::Tensor& out) {
+  return clamp_bounds_out(self, min, std::nullopt, out);
+}
+
+at::Tensor clamp_max(const at::Tensor& self, const at::Scalar& max) {
+  return clamp_bounds(self, std::nullopt, max);
+}
+
+at::Tensor& clamp_max_(at::Tensor& self, const at::Scalar& max) {
+  return clamp_bounds_(self, std::nullopt, max);
+}
+
+at::Tensor& clamp_max_out(const at::Tensor& self, const at::Scalar& max,
+                          at::Tensor& out) {
+  return clamp_bounds_out(self, std::nullopt, max, out);
+}
+
+// Tensor bounds: minimum(maximum(self, min), max), an absent bound skipped;
+// the dtype promotes over self and both bounds as in torch.
+void check_bounds(const std::optional<at::Tensor>& min,
+                  const std::optional<at::Tensor>& max) {
+  TORCH_CHECK((min && min->defined()) || (max && max->defined()),
+              "torch.clamp: At least one of 'min' or 'max' must not be None");
+}
+
+bool present(const std::optional<at::Tensor>& t) { return t && t->defined(); }
+
+at::Tensor clamp_tensor(const at::Tensor& self,
+                        const std::optional<at::Tensor>& min,
+                        const std::optional<at::Tensor>& max) {
+  check_bounds(min, max);
+  const at::Tensor lower = present(min) ? binary<kMaximum>(self, *min) : self;
+  return present(max) ? binary<kMinimum>(lower, *max) : lower;
+}
+
+at::Tensor& clamp_tensor_(at::Tensor& self,
+                          const std::optional<at::Tensor>& min,
+                          const std::optional<at::Tensor>& max) {
+  check_bounds(min, max);
+  if (present(min)) binary_<kMaximum>(self, *min);
+  if (present(max)) binary_<kMinimum>(self, *max);
+  return self;
+}
+
+at::Tensor& clamp_tensor_out(const at::Tensor& self,
+                             const std::optional<at::Tensor>& min,
+                             const std::optional<at::Tensor>& max,
+                             at::Tensor& out) {
+  check_bounds(min, max);
+  if (!present(max)) return binary_out<kMaximum>(self, *min, out);
+  if (!present(min)) return binary_out<kMinimum>(self, *max, out);
+  return binary_out<kMinimum>(binary<kMaximum>(self, *min), *max, out);
+}
+
+// ---- addcmul, addcdiv: out = self + value * tensor1 (* or /) tensor2
+
+struct PointwiseOp {
+  std::string_view kernel;
+};
+
+template <const PointwiseOp& op>
+Elementwise pointwise_plan(const at::Tensor& self, const at::Tensor& tensor1,
+                           const at::Tensor& tensor2, const at::Scalar& value) {
+  if (op.kernel == "addcdiv") {
+    TORCH_CHECK(
+        !at::isIntegralType(tensor1.scalar_type(), true) ||
+            !at::isIntegralType(tensor2.scalar_type(), true),
+        "Integer division with addcdiv is no longer supported, and in a future "
+        "release addcdiv will perform a true division of tensor1 and tensor2. "
+        "Use addcmul with the reciprocal of tensor2 instead.");
+  }
+  Elementwise plan(op.kernel, op.kernel, Result::promoted,
+                   {{self}, {tensor1}, {tensor2}});
+  check_alpha(op.kernel, plan.compute_dtype(), value);
+  plan.append(scalar_arg(scalar_for(value, plan.compute_dtype())));
+  return plan;
+}
+
+template <const PointwiseOp& op>
+at::Tensor pointwise(const at::Tensor& self, const at::Tensor& tensor1,
+                     const at::Tensor& tensor2, const at::Scalar& value) {
+  return pointwise_plan<op>(self, tensor1, tensor2, value).run();
+}
+
+template <const PointwiseOp& op>
+at::Tensor& pointwise_(at::Tensor& self, const at::Tensor& tensor1,
+                       const at::Tensor& tensor2, const at::Scalar& value) {
+  return pointwise_plan<op>(self, tensor1, tensor2, value).run_in_place(self);
+}
+
+template <const PointwiseOp& op>
+at::Tensor& pointwise_out(const at::Tensor& self, const at::Tensor& tensor1,
+                          const at::Tensor& tensor2, const at::Scalar& value,
+                          at::Tensor& out) {
+  return pointwise_plan<op>(self, tensor1, tensor2, value).run_out(out);
+}
+
+constexpr PointwiseOp kAddcmul{"addcmul"}, kAddcdiv{"addcdiv"};
+
+// ---- lerp: out = self + weight * (end - self); torch wants one dtype.
+
+Elementwise lerp_plan(const at::Tensor& self, const at::Tensor& end,
+                      const at::Tensor& weight) {
+  TORCH_CHECK(self.scalar_type() == end.scalar_type(), "expected dtype ",
+              self.scalar_type(), " for `end` but got dtype ",
+              end.scalar_type());
+  TORCH_CHECK(weight.unsafeGetTensorImpl()->is_wrapped_number() ||
+                  self.scalar_type() == weight.scalar_type(),
+              "expected dtype ", self.scalar_type(),
+              " for `weight` but got dtype ", weight.scalar_type());
+  return Elementwise("lerp", "lerp", Result::promoted,
+                     {{self}, {end}, {weight, Pass::or_scalar}});
+}
+
+at::Tensor lerp_tensor(const at::Tensor& self, const at::Tensor& end,
+                       const at::Tensor& weight) {
+  return lerp_plan(self, end, weight).run();
+}
+
+at::Tensor& lerp_tensor_(at::Tensor& self, const at::Tensor& end,
+                         const at::Tensor& weight) {
+  return lerp_plan(self, end, weight).run_in_place(self);
+}
+
+at::Tensor& lerp_tensor_out(const at::Tensor& self, const at::Tensor& end,
+                            const at::Tensor& weight, at::Tensor& out) {
+  return lerp_plan(self, end, weight).run_out(out);
+}
+
+at::Tensor lerp_scalar(const at::Tensor& self, const at::Tensor& end,
+                       const at::Scalar& weight) {
+  return lerp_tensor(self, end, wrap(weight));
+}
+
+at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end,
+                         const at::Scalar& weight) {
+  return lerp_tensor_(self, end, wrap(weight));
+}
+
+at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end,
+                            const at::Scalar& weight, at::Tensor& out) {
+  return lerp_tensor_out(self, end, wrap(weight), out);
+}
+
+// ---- registration helpers: the three forms of one op
+
+template <const UnaryOp& op>
+void impl_unary(torch::Library& m, const char* functional, const char* in_place,
+                const char* out) {
+  m.impl(functional, TORCH_FN(unary<op>));
+  m.impl(in_place, TORCH_FN(unary_<op>));
+  m.impl(out, TORCH_FN(unary_out<op>));
+}
+
+template <const BinaryOp& op>
+void impl_binary(torch::Library& m, const char* functional,
+                 const char* in_place, const char* out) {
+  m.impl(functional, TORCH_FN(binary<op>));
+  if (in_place) m.impl(in_place, TORCH_FN(binary_<op>));
+  m.impl(out, TORCH_FN(binary_out<op>));
+}
+
+template <const BinaryOp& op>
+void impl_binary_scalar(torch::Library& m, const char* functional,
+                        const char* in_place, const char* out) {
+  m.impl(functional, TORCH_FN(binary_scalar<op>));
+  m.impl(in_place, TORCH_FN(binary_scalar_<op>));
+  m.impl(out, TORCH_FN(binary_scalar_out<op>));
+}
+
+template <const BinaryOp& op>
+void impl_add(torch::Library& m, const char* functional, const char* in_place,
+              const char* out) {
+  m.impl(functional, TORCH_FN(add<op>));
+  m.impl(in_place, TORCH_FN(add_<op>));
+  m.impl(out, TORCH_FN(add_out<op>));
+}
+
+template <const PointwiseOp& op>
+void impl_pointwise(torch::Library& m, const char* functional,
+                    const char* in_place, const char* out) {
+  m.impl(functional, TORCH_FN(pointwise<op>));
+  m.impl(in_place, TORCH_FN(pointwise_<op>));
+  m.impl(out, TORCH_FN(pointwise_out<op>));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  impl_unary<kNeg>(m, "neg", "neg_", "neg.out");
+  impl_unary<kAbs>(m, "abs", "abs_", "abs.out");
+  impl_unary<kExp>(m, "exp", "exp_", "exp.out");
+  impl_unary<kLog>(m, "log", "log_", "log.out");
+  impl_unary<kLog1p>(m, "log1p", "log1p_", "log1p.out");
+  impl_unary<kExpm1>(m, "expm1", "expm1_", "expm1.out");
+  impl_unary<kSqrt>(m, "sqrt", "sqrt_", "sqrt.out");
+  impl_unary<kRsqrt>(m, "rsqrt", "rsqrt_", "rsqrt.out");
+  impl_unary<kSin>(m, "sin", "sin_", "sin.out");
+  impl_unary<kCos>(m, "cos", "cos_", "cos.out");
+  impl_unary<kTanh>(m, "tanh", "tanh_", "tanh.out");
+  impl_unary<kSigmoid>(m, "sigmoid", "sigmoid_", "sigmoid.out");
+  impl_unary<kRelu>(m, "relu", "relu_", "relu.out");
+  impl_unary<kSilu>(m, "silu", "silu_", "silu.out");
+  impl_unary<kErf>(m, "erf", "erf_", "erf.out");
+  impl_unary<kReciprocal>(m, "reciprocal", "reciprocal_", "reciprocal.out");
+  impl_unary<kSign>(m, "sign", "sign_", "sign.out");
+  impl_unary<kFloor>(m, "floor", "floor_", "floor.out");
+  impl_unary<kCeil>(m, "ceil", "ceil_", "ceil.out");
+  impl_unary<kRound>(m, "round", "round_", "round.out");
+  impl_unary<kTrunc>(m, "trunc", "trunc_", "trunc.out");
+  // sgn is sign on real dtypes (abs's backward reaches it); hal has no complex.
+  impl_unary<kSign>(m, "sgn", "sgn_", "sgn.out");
+  impl_unary<kLogicalNot>(m, "logical_not", "logical_not_", "logical_not.out");
+  m.impl("isposinf", TORCH_FN(float_class<kIsPosInf>));
+  m.impl("isposinf.out", TORCH_FN(float_class_out<kIsPosInf>));
+  m.impl("isneginf", TORCH_FN(float_class<kIsNegInf>));
+  m.impl("isneginf.out", TORCH_FN(float_class_out<kIsNegInf>));
+  m.impl("isnan", TORCH_FN(float_class<kIsNan>));
+  m.impl("isnan.out", TORCH_FN(float_class_out<kIsNan>));
+  m.impl("gelu", TORCH_FN(gelu));
+  m.impl("gelu_", TORCH_FN(gelu_));
+  m.impl("gelu.out", TORCH_FN(gelu_out));
+
+  m.impl("threshold_backward", TORCH_FN(threshold_backward));
+  m.impl("threshold_backward.grad_input", TORCH_FN(threshold_backward_out));
+  impl_binary<kSigmoidBackward>(m, "sigmoid_backward", nullptr,
+                                "sigmoid_backward.grad_input");
+  impl_binary<kTanhBackward>(m, "tanh_backward", nullptr,
+                             "tanh_backward.grad_input");
+  impl_binary<kSiluBackward>(m, "silu_backward", nullptr,
+                             "silu_backward.grad_input");
+  m.impl("gelu_backward", TORCH_FN(gelu_backward));
+  m.impl("gelu_backward.grad_input", TORCH_FN(gelu_backward_out));
+
+  impl_add<kAdd>(m, "add.Tensor", "add_.Tensor", "add.out");
+  impl_add<kSub>(m, "sub.Tensor", "sub_.Tensor", "sub.out");
+  m.impl("rsub.Tensor", TORCH_FN(rsub));
+  impl_binary<kMul>(m, "mul.Tensor", "mul_.Tensor", "mul.out");
+  m.impl("div.Tensor", TORCH_FN(div));
+  m.impl("div_.Tensor", TORCH_FN(div_));
+  m.impl("div.out", TORCH_FN(div_out));
+  m.impl("div.Tensor_mode", TORCH_FN(div_mode_fn));
+  m.impl("div_.Tensor_mode", TORCH_FN(div_mode_));
+  m.impl("div.out_mode", TORCH_FN(div_mode_out));
+  impl_binary<kPow>(m, "pow.Tensor_Tensor", "pow_.Tensor",
+                    "pow.Tensor_Tensor_out");
+  m.impl("pow.Tensor_Scalar", TORCH_FN(pow_tensor_scalar));
+  m.impl("pow_.Scalar", TORCH_FN(pow_tensor_scalar_));
+  m.impl("pow.Tensor_Scalar_out", TORCH_FN(pow_tensor_scalar_out));
+  m.impl("pow.Scalar", TORCH_FN(pow_scalar_self));
+  m.impl("pow.Scalar_out", TORCH_FN(pow_scalar_self_out));
+  impl_binary<kMaximum>(m, "maximum", nullptr, "maximum.out");
+  impl_binary<kMinimum>(m, "minimum", nullptr, "minimum.out");
+
+  impl_binary<kEq>(m, "eq.Tensor", "eq_.Tensor", "eq.Tensor_out");
+  impl_binary_scalar<kEq>(m, "eq.Scalar", "eq_.Scalar", "eq.Scalar_out");
+  impl_binary<kNe>(m, "ne.Tensor", "ne_.Tensor", "ne.Tensor_out");
+  impl_binary_scalar<kNe>(m, "ne.Scalar", "ne_.Scalar", "ne.Scalar_out");
+  impl_binary<kLt>(m, "lt.Tensor", "lt_.Tensor", "lt.Tensor_out");
+  impl_binary_scalar<kLt>(m, "lt.Scalar", "lt_.Scalar", "lt.Scalar_out");
+  impl_binary<kLe>(m, "le.Tensor", "le_.Tensor", "le.Tensor_out");
+  impl_binary_scalar<kLe>(m, "le.Scalar", "le_.Scalar", "le.Scalar_out");
+  impl_binary<kGt>(m, "gt.Tensor", "gt_.Tensor", "gt.Tensor_out");
+  impl_binary_scalar<kGt>(m, "gt.Scalar", "gt_.Scalar", "gt.Scalar_out");
+  impl_binary<kGe>(m, "ge.Tensor", "ge_.Tensor", "ge.Tensor_out");
+  impl_binary_scalar<kGe>(m, "ge.Scalar", "ge_.Scalar", "ge.Scalar_out");
+  impl_binary<kLogicalAnd>(m, "logical_and", "logical_and_", "logical_and.out");
+  impl_binary<kLogicalOr>(m, "logical_or", "logical_or_", "logical_or.out");
+  impl_binary<kLogicalXor>(m, "logical_xor", "logical_xor_", "logical_xor.out");
+  impl_binary<kBitwiseAnd>(m, "bitwise_and.Tensor", "bitwise_and_.Tensor",
+                           "bitwise_and.Tensor_out");
+  impl_binary<kBitwiseOr>(m, "bitwise_or.Tensor", "bitwise_or_.Tensor",
+                          "bitwise_or.Tensor_out");
+  impl_binary<kBitwiseXor>(m, "bitwise_xor.Tensor", "bitwise_xor_.Tensor",
+                           "bitwise_xor.Tensor_out");
+
+  m.impl("where.self", TORCH_FN(where));
+  m.impl("where.self_out", TORCH_FN(where_out));
+  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar_));
+  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
+
+  m.impl("clamp", TORCH_FN(clamp_bounds));
+  m.impl("clamp_", TORCH_FN(clamp_bounds_));
+  m.impl("clamp.out", TORCH_FN(clamp_bounds_out));
+  m.impl("clamp.Tensor", TORCH_FN(clamp_tensor));
+  m.impl("clamp_.Tensor", TORCH_FN(clamp_tensor_));
+  m.impl("clamp.Tensor_out", TORCH_FN(clamp_tensor_out));
+  m.impl("clamp_min", TORCH_FN(clamp_min));
+  m.impl("clamp_min_", TORCH_FN(clamp_min_));
+  m.impl("clamp_min.out", TORCH_FN(clamp_min_out));
+  m.impl("clamp_max", TORCH_FN(clamp_max));
+  m.impl("clamp_max_", TORCH_FN(clamp_max_));
+  m.impl("clamp_max.out", TORCH_FN(clamp_max_out));
+
+  impl_pointwise<kAddcmul>(m, "addcmul", "addcmul_", "addcmul.out");
+  impl_pointwise<kAddcdiv>(m, "addcdiv", "addcdiv_", "addcdiv.out");
+  m.impl("lerp.Tensor", TORCH_FN(lerp_tensor));
+  m.impl("lerp_.Tensor", TORCH_FN(lerp_tensor_));
+  m.impl("lerp.Tensor_out", TORCH_FN(lerp_tensor_out));
+  m.impl("lerp.Scalar", TORCH_FN(lerp_scalar));
+  m.impl("lerp_.Scalar", TORCH_FN(lerp_scalar_));
+  m.impl("lerp.Scalar_out", TORCH_FN(lerp_scalar_out));
+}
+
+}  // namespace torch_hal

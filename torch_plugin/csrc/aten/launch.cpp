@@ -66,10 +66,15 @@ hal_arg none_arg() { return hal::none_arg(); }
 
 void launch(const at::Tensor& on, std::string_view name,
             std::initializer_list<hal_arg> args) {
+  launch(on, name, std::span<const hal_arg>(args.begin(), args.size()));
+}
+
+void launch(const at::Tensor& on, std::string_view name,
+            std::span<const hal_arg> args) {
   const c10::DeviceIndex index = on.device().index();
   const hal::Kernel& k = kernel(index, name);
   try {
-    hal_stream(current_stream(index)).launch(k, {args.begin(), args.size()});
+    hal_stream(current_stream(index)).launch(k, args);
   } catch (const hal::Error&) {
     rethrow_as_torch_error("hal kernel '" + std::string(name) + "'");
   }

@@ -14,6 +14,7 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "hal/driver.h"
@@ -42,6 +43,10 @@ hal_arg none_arg();
 // kernel.
 void launch(const at::Tensor& on, std::string_view name,
             std::initializer_list<hal_arg> args);
+// The same, for argument lists built at run time (a kernel shared by ops
+// whose trailing arguments differ).
+void launch(const at::Tensor& on, std::string_view name,
+            std::span<const hal_arg> args);
 
 // A new hal tensor on `like`'s device (contiguous).
 at::Tensor empty_like_device(const at::Tensor& like, at::IntArrayRef sizes,

@@ -175,7 +175,14 @@ void copy_hal_to_cpu(const at::Tensor& src, const at::Tensor& dst,
   stream_of(src).copy(HAL_COPY_DEVICE_TO_HOST, reinterpret_cast<uint64_t>(target.data_ptr()),
                       reinterpret_cast<uint64_t>(staged.data_ptr()),
                       byte_size(target));
-  finish_host_side(target, src, non_blocking);
+  if (non_blocking) {
+    finish_host_side(target, src, true);
+  } else {
+    // The copy has waited for the stream's earlier work; synchronizing now
+    // is free and reports an error of that work (e.g. an index out of range)
+    // here, where the user reads its result, as CUDA does.
+    stream_of(src).synchronize();
+  }
   if (!direct) const_cast<at::Tensor&>(dst).copy_(target);
 }
 
