@@ -2,6 +2,7 @@
 HAL_DRIVER names (ctest sets cpu_ref); tests skip, saying why, when hal has
 no device."""
 
+import contextlib
 import os
 
 import pytest
@@ -24,16 +25,25 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "needs_no_device: runs without a hal device")
 
 
+@contextlib.contextmanager
+def strict_mode():
+    """Makes any CPU fallback inside the block an error naming the op."""
+    previous = os.environ.get("HAL_STRICT")
+    os.environ["HAL_STRICT"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["HAL_STRICT"]
+        else:
+            os.environ["HAL_STRICT"] = previous
+
+
 @pytest.fixture
 def strict():
     """Makes any CPU fallback inside the test an error naming the op."""
-    previous = os.environ.get("HAL_STRICT")
-    os.environ["HAL_STRICT"] = "1"
-    yield
-    if previous is None:
-        del os.environ["HAL_STRICT"]
-    else:
-        os.environ["HAL_STRICT"] = previous
+    with strict_mode():
+        yield
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -47,3 +57,5 @@ def pytest_terminal_summary(terminalreporter):
         f"{results['passed_samples']} samples match CPU, "
         f"{results['not_native_samples']} samples need a CPU fallback, "
         f"{len(results['failed'])} samples differ")
+    for line in sorted(results["unsupported"]):
+        terminalreporter.write_line(f"  unsupported on hal: {line}")

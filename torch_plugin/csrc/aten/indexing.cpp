@@ -23,15 +23,14 @@ void check_same_device(const char* op, const at::Tensor& self,
               other.device());
 }
 
-// `index` as the kernels take it: int64 on self's device. Some ops also
-// accept int32 indices, as torch does.
+// `index` as the kernels take it: int64 on self's device. torch accepts
+// int32 indices too, and an empty index of any dtype.
 at::Tensor long_index(const char* op, const at::Tensor& self,
-                      const at::Tensor& index, bool accepts_int32) {
+                      const at::Tensor& index) {
   check_same_device(op, self, index, "index");
   const at::ScalarType type = index.scalar_type();
-  TORCH_CHECK(type == at::kLong || (accepts_int32 && type == at::kInt), op,
-              "(): Expected dtype ", accepts_int32 ? "int32 or int64" : "int64",
-              " for index, got ", type);
+  TORCH_CHECK(type == at::kLong || type == at::kInt || index.numel() == 0, op,
+              "(): Expected dtype int32 or int64 for index, got ", type);
   return to_dtype(index, at::kLong);
 }
 
@@ -40,7 +39,7 @@ at::Tensor vector_index(const char* op, const at::Tensor& self,
                         const at::Tensor& index) {
   TORCH_CHECK(index.dim() <= 1, op,
               "(): Index is supposed to be a vector, got rank ", index.dim());
-  return long_index(op, self, index, /*accepts_int32=*/true).reshape({-1});
+  return long_index(op, self, index).reshape({-1});
 }
 
 void check_same_dtype(const char* op, const at::Tensor& self,
@@ -114,8 +113,11 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim,
                        const at::Tensor& index, bool sparse_grad,
                        at::Tensor& out) {
   const int64_t wrapped = c10::maybe_wrap_dim(dim, self.dim());
-  const at::Tensor long_idx =
-      long_index("gather", self, index, /*accepts_int32=*/false);
+  const at::Tensor long_idx = long_index("gather", self, index);
+  // torch gives an empty index's shape whatever its rank.
+  if (index.numel() == 0)
+    return write_out(out, index.sizes(), self.scalar_type(),
+                     [](const at::Tensor&) {});
   check_gather_shapes("gather", self, wrapped, long_idx, nullptr);
   return write_out(out, long_idx.sizes(), self.scalar_type(),
                    [&](const at::Tensor& result) {
@@ -136,8 +138,7 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index,
 void scatter_src_into(const at::Tensor& target, int64_t dim,
                       const at::Tensor& index, const at::Tensor& src) {
   const int64_t wrapped = c10::maybe_wrap_dim(dim, target.dim());
-  const at::Tensor long_idx =
-      long_index("scatter", target, index, /*accepts_int32=*/false);
+  const at::Tensor long_idx = long_index("scatter", target, index);
   check_same_device("scatter", target, src, "src");
   check_same_dtype("scatter", target, src, "src");
   check_gather_shapes("scatter", target, wrapped, long_idx, &src);
@@ -149,8 +150,7 @@ void scatter_src_into(const at::Tensor& target, int64_t dim,
 void scatter_value_into(const at::Tensor& target, int64_t dim,
                         const at::Tensor& index, const at::Scalar& value) {
   const int64_t wrapped = c10::maybe_wrap_dim(dim, target.dim());
-  const at::Tensor long_idx =
-      long_index("scatter", target, index, /*accepts_int32=*/false);
+  const at::Tensor long_idx = long_index("scatter", target, index);
   check_gather_shapes("scatter", target, wrapped, long_idx, nullptr);
   launch(target, "scatter",
          {tensor_arg(target), int_arg(wrapped), tensor_arg(long_idx),
@@ -160,8 +160,7 @@ void scatter_value_into(const at::Tensor& target, int64_t dim,
 void scatter_add_into(const at::Tensor& target, int64_t dim,
                       const at::Tensor& index, const at::Tensor& src) {
   const int64_t wrapped = c10::maybe_wrap_dim(dim, target.dim());
-  const at::Tensor long_idx =
-      long_index("scatter_add", target, index, /*accepts_int32=*/false);
+  const at::Tensor long_idx = long_index("scatter_add", target, index);
   check_same_device("scatter_add", target, src, "src");
   check_same_dtype("scatter_add", target, src, "src");
   check_gather_shapes("scatter_add", target, wrapped, long_idx, &src);

@@ -30,11 +30,14 @@ struct StreamTable {
 
 struct DeviceContext {
   explicit DeviceContext(hal::Device d) : device(std::move(d)), allocator(device) {
-    streams.streams.push_back(device.default_stream());
+    default_stream = &streams.streams.emplace_back(device.default_stream());
   }
   hal::Device device;
   hal::CachingAllocator allocator;
   StreamTable streams;
+  // streams.streams[0], reachable without the table's lock: every launch
+  // and allocation on the default stream looks it up.
+  const hal::Stream* default_stream = nullptr;
   std::mutex kernel_mutex;
   std::map<std::string, hal::Kernel, std::less<>> kernels;
 };
@@ -207,6 +210,7 @@ const hal::Stream& hal_stream(c10::Stream stream) {
   TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
               "expected a hal stream, got a stream of ", stream.device());
   DeviceContext& dc = device_context(stream.device_index());
+  if (stream.id() == 0) return *dc.default_stream;
   std::lock_guard lock(dc.streams.mutex);
   TORCH_CHECK(stream.id() >= 0 &&
                   stream.id() < static_cast<c10::StreamId>(dc.streams.streams.size()),
