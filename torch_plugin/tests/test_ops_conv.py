@@ -5,6 +5,8 @@ for what hal does not implement, and no CPU fallback for this family's ops."""
 
 import pytest
 import torch
+
+from hal_testing import fallbacks_of, hal
 import torch.nn.functional as F
 from torch import nn
 
@@ -18,17 +20,12 @@ CONV_OPS = ("convolution_overrideable", "convolution_backward_overrideable",
 TOL = {"rtol": 1e-5, "atol": 1e-5}
 
 
-def hal(t):
-    return t.to(HAL)
-
-
 def close(actual, expected, **tolerance):
     torch.testing.assert_close(actual.cpu(), expected, **(tolerance or TOL))
 
 
 def conv_fallbacks():
-    return {op: n for op, n in torch.hal.fallback_stats().items()
-            if op.split(".")[0] in CONV_OPS}
+    return fallbacks_of(CONV_OPS)
 
 
 def run_both(fn, *tensors, hal_fn=None):

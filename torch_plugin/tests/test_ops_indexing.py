@@ -7,6 +7,8 @@ counters where other families' ops take part)."""
 import pytest
 import torch
 
+from hal_testing import close, fallbacks_of, hal, sample
+
 HAL = "hal"
 # The ops of this family; none of them may fall back to the CPU.
 INDEXING_OPS = ("index_select", "gather", "scatter", "scatter_", "scatter_add",
@@ -15,27 +17,8 @@ DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool]
 ADDING_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32]  # no bool
 
 
-def hal(t):
-    return t.to(HAL)
-
-
-def close(actual, expected, **tolerance):
-    assert actual.device.type == HAL
-    torch.testing.assert_close(actual.cpu(), expected, **tolerance)
-
-
 def indexing_fallbacks():
-    return {op: n for op, n in torch.hal.fallback_stats().items()
-            if op.split(".")[0] in INDEXING_OPS}
-
-
-def sample(*shape, dtype=torch.float32, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if not dtype.is_floating_point:
-        return torch.randint(-50, 50, shape, generator=g, dtype=dtype)
-    return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+    return fallbacks_of(INDEXING_OPS)
 
 
 def indices(high, *shape, seed=0):

@@ -6,6 +6,8 @@ fixture, or the fallback counters where other families' ops take part)."""
 
 import pytest
 import torch
+
+from hal_testing import fallbacks_of, hal
 from torch import nn
 
 HAL = "hal"
@@ -13,17 +15,12 @@ HAL = "hal"
 LINALG_OPS = ("mm", "bmm", "addmm", "baddbmm", "addmv", "dot", "_fused_sdp_choice")
 
 
-def hal(t):
-    return t.to(HAL)
-
-
 def close(actual, expected, **tolerance):
     torch.testing.assert_close(actual.cpu(), expected, **tolerance)
 
 
 def linalg_fallbacks():
-    return {op: n for op, n in torch.hal.fallback_stats().items()
-            if op.split(".")[0] in LINALG_OPS}
+    return fallbacks_of(LINALG_OPS)
 
 
 def optional_dtypes():

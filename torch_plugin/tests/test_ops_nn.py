@@ -6,6 +6,8 @@ the fallback counters where other families' ops take part)."""
 
 import pytest
 import torch
+
+from hal_testing import close, fallbacks_of, hal
 from torch import nn
 from torch.nn import functional as F
 
@@ -16,18 +18,8 @@ NN_OPS = ("native_layer_norm", "native_layer_norm_backward", "nll_loss_forward",
           "_log_softmax_backward_data", "index_select")
 
 
-def hal(t):
-    return t.to(HAL)
-
-
-def close(actual, expected, **tolerance):
-    assert actual.device.type == HAL
-    torch.testing.assert_close(actual.cpu(), expected, **tolerance)
-
-
 def nn_fallbacks():
-    return {op: n for op, n in torch.hal.fallback_stats().items()
-            if op.split(".")[0] in NN_OPS}
+    return fallbacks_of(NN_OPS)
 
 
 def sample(*shape, dtype=torch.float32, seed=0):

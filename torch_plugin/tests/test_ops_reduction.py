@@ -8,6 +8,8 @@ ops take part)."""
 import pytest
 import torch
 
+from hal_testing import close, fallbacks_of, hal
+
 HAL = "hal"
 # The ops of this family; none of them may fall back to the CPU.
 REDUCTION_OPS = ("sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
@@ -15,18 +17,8 @@ REDUCTION_OPS = ("sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", 
                  "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data")
 
 
-def hal(t):
-    return t.to(HAL)
-
-
-def close(actual, expected, **tolerance):
-    assert actual.device.type == HAL
-    torch.testing.assert_close(actual.cpu(), expected, **tolerance)
-
-
 def reduction_fallbacks():
-    return {op: n for op, n in torch.hal.fallback_stats().items()
-            if op.split(".")[0] in REDUCTION_OPS}
+    return fallbacks_of(REDUCTION_OPS)
 
 
 def sample(*shape, dtype=torch.float32, seed=0):
