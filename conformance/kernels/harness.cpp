@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "conformance.hpp"
@@ -474,6 +477,58 @@ bool values_match(double got, double want, Tolerance tolerance) {
   return std::abs(got - want) <= tolerance.atol + tolerance.rtol * std::abs(want);
 }
 
+// The worst element of a test's outputs, for hal-certify's per-kernel error
+// table: its absolute error and that error over what the tolerance allows
+// there (at most 1 when the test passes).
+struct WorstError {
+  double abs_error = 0;
+  double ratio = 0;
+  Tolerance tolerance;  // at the worst element; the first one's if all match
+  bool seen = false;
+
+  void add(double got, double want, Tolerance allowed) {
+    if (!seen) {
+      tolerance = allowed;
+      seen = true;
+    }
+    if (got == want || (std::isnan(got) && std::isnan(want))) return;
+    const double error = std::isnan(got - want)
+                             ? std::numeric_limits<double>::infinity()
+                             : std::abs(got - want);
+    const double bound = allowed.atol + allowed.rtol * std::abs(want);
+    // No bound (exact dtypes), or an infinite error against an infinite
+    // bound: the element is as wrong as it gets.
+    const double r = bound > 0 && !std::isnan(error / bound)
+                         ? error / bound
+                         : std::numeric_limits<double>::infinity();
+    if (r > ratio || (ratio == 0 && error > abs_error)) {
+      ratio = r;
+      abs_error = error;
+      tolerance = allowed;
+    }
+  }
+};
+
+// Records the worst error of the current test as test properties
+// (max_abs_error, max_error_ratio, atol, rtol), keeping the worst of its
+// cases: GoogleTest writes them into --gtest_output=json.
+void record_worst_error(const WorstError& worst) {
+  const ::testing::TestResult* result =
+      ::testing::UnitTest::GetInstance()->current_test_info()->result();
+  for (int i = 0; i < result->test_property_count(); ++i) {
+    const ::testing::TestProperty& property = result->GetTestProperty(i);
+    if (std::string_view(property.key()) == "max_error_ratio" &&
+        std::stod(property.value()) > worst.ratio) {
+      return;
+    }
+  }
+  auto text = [](double value) { return fmt::format("{:.6g}", value); };
+  ::testing::Test::RecordProperty("max_abs_error", text(worst.abs_error));
+  ::testing::Test::RecordProperty("max_error_ratio", text(worst.ratio));
+  ::testing::Test::RecordProperty("atol", text(worst.tolerance.atol));
+  ::testing::Test::RecordProperty("rtol", text(worst.tolerance.rtol));
+}
+
 // Compares one storage after the launch with its expected bytes: elements
 // of the output views within tolerance (unless `elements` is false), every
 // other byte identical.
@@ -481,7 +536,8 @@ void expect_storage_matches(const std::vector<std::byte>& actual,
                             const HostTensor& expected,
                             const std::vector<const HostTensor*>& outputs,
                             const std::vector<Tolerance>& tolerances,
-                            bool elements, const std::string& what) {
+                            bool elements, const std::string& what,
+                            WorstError& worst) {
   constexpr int kMaxReported = 8;
   int mismatches = 0;
   std::ostringstream report;
@@ -495,6 +551,7 @@ void expect_storage_matches(const std::vector<std::byte>& actual,
       if (!elements) return;
       const double got = load_as_f64(out.dtype(), actual.data() + at);
       const double want = out.get(index);
+      worst.add(got, want, tolerances[o]);
       if (!values_match(got, want, tolerances[o]) &&
           mismatches++ < kMaxReported) {
         report << "\n  at " << format_sizes(index) << ": got " << got
@@ -568,12 +625,13 @@ void run_case(
 
   // A stream that failed may refuse more work; read back on a fresh one.
   const hal::Stream reader = device().create_stream();
+  WorstError worst;
   for (size_t s = 0; s < expected.size(); ++s) {
     expect_storage_matches(on_device.download(s, reader), expected[s],
-                           outputs[s],
-                           tolerances[s], !c.expected_error,
-                           "storage " + std::to_string(s));
+                           outputs[s], tolerances[s], !c.expected_error,
+                           "storage " + std::to_string(s), worst);
   }
+  if (!c.expected_error) record_worst_error(worst);
 }
 
 }  // namespace conformance::kernels

@@ -1,9 +1,15 @@
 // hal-conformance: runs the conformance suite against one driver.
 //
-//   hal-conformance [--driver NAME|PATH] [--device N] [gtest flags]
+//   hal-conformance [--driver NAME|PATH] [--device N] [--leak-report FILE]
+//                   [--print-properties] [gtest flags]
 //
 // The driver defaults to $HAL_DRIVER, then cpu_ref (hal::Runtime::open); it
-// is opened once, and every test runs against device N (default 0).
+// is opened once, and every test runs against device N (default 0). Under
+// the validation layer (HAL_VALIDATION=1 or 2) every test is checked for
+// leaks (leak_check.hpp); --leak-report writes them as JSON.
+// --print-properties prints each test's recorded properties (the kernels'
+// worst errors) as it ends, so that hal-certify has them even when a later
+// test crashes before GoogleTest writes its JSON output.
 #include <charconv>
 #include <cstdio>
 #include <string>
@@ -12,12 +18,28 @@
 #include <gtest/gtest.h>
 
 #include "conformance.hpp"
+#include "leak_check.hpp"
 
 namespace {
 
 struct Options {
   std::string driver;  // empty: $HAL_DRIVER, else cpu_ref
   int device = 0;
+  std::string leak_report;  // empty: none written
+  bool print_properties = false;
+};
+
+// "[ PROPERTY ] Suite.Test key=value", one line per recorded property.
+class PropertyPrinter : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo& test) override {
+    const ::testing::TestResult& result = *test.result();
+    for (int i = 0; i < result.test_property_count(); ++i) {
+      const ::testing::TestProperty& property = result.GetTestProperty(i);
+      std::printf("[ PROPERTY ] %s.%s %s=%s\n", test.test_suite_name(),
+                  test.name(), property.key(), property.value());
+    }
+    std::fflush(stdout);
+  }
 };
 
 bool parse_ordinal(std::string_view text, int* out) {
@@ -31,14 +53,19 @@ bool is_flag(std::string_view arg, std::string_view flag) {
          (arg.size() == flag.size() || arg[flag.size()] == '=');
 }
 
-// Takes --driver and --device out of argv (either "--flag value" or
-// "--flag=value"), leaving the rest for GoogleTest.
+// Takes --driver, --device and --leak-report out of argv (either "--flag
+// value" or "--flag=value"), leaving the rest for GoogleTest.
 bool take_options(int* argc, char** argv, Options* options) {
   int kept = 1;
   for (int i = 1; i < *argc; ++i) {
     const std::string_view arg = argv[i];
     const bool driver = is_flag(arg, "--driver");
-    if (!driver && !is_flag(arg, "--device")) {
+    const bool leak_report = is_flag(arg, "--leak-report");
+    if (arg == "--print-properties") {
+      options->print_properties = true;
+      continue;
+    }
+    if (!driver && !leak_report && !is_flag(arg, "--device")) {
       argv[kept++] = argv[i];
       continue;
     }
@@ -53,6 +80,8 @@ bool take_options(int* argc, char** argv, Options* options) {
     }
     if (driver) {
       options->driver = value;
+    } else if (leak_report) {
+      options->leak_report = value;
     } else if (!parse_ordinal(value, &options->device)) {
       std::fprintf(stderr, "hal-conformance: bad device ordinal '%.*s'\n",
                    static_cast<int>(value.size()), value.data());
@@ -73,8 +102,17 @@ int main(int argc, char** argv) {
   // Listing the tests (hal-certify hashes the list) needs no driver.
   if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
 
+  if (options.print_properties) {
+    ::testing::UnitTest::GetInstance()->listeners().Append(new PropertyPrinter);
+  }
+  conformance::LeakCheck* leak_check =
+      nullptr;  // owned by GoogleTest's listener list
   try {
     hal::Runtime runtime = hal::Runtime::open(options.driver);
+    if (hal::validation::level() > 0) {
+      leak_check = new conformance::LeakCheck(runtime);
+      ::testing::UnitTest::GetInstance()->listeners().Append(leak_check);
+    }
     conformance::set_device_under_test(runtime, options.device);
     const auto& info = runtime.driver();
     const auto& props = conformance::properties();
@@ -90,5 +128,15 @@ int main(int argc, char** argv) {
                  error.what());
     return 2;
   }
-  return RUN_ALL_TESTS();
+  int result = RUN_ALL_TESTS();
+  if (leak_check != nullptr) {
+    leak_check->finish();
+    if (!options.leak_report.empty()) {
+      leak_check->write_json(options.leak_report);
+    }
+    const size_t leaks = leak_check->found().size();
+    std::printf("hal-conformance: validation layer found %zu leak(s)\n", leaks);
+    if (leaks > 0 && result == 0) result = 1;
+  }
+  return result;
 }

@@ -26,6 +26,7 @@
 #include "driver_call.h"
 #include "hal/log.hpp"
 #include "hal/status.hpp"
+#include "validation/table.h"
 
 namespace hal {
 namespace detail {
@@ -257,6 +258,11 @@ std::shared_ptr<DriverLibrary> load_file(Loader& state, const std::string& file,
   const hal_driver_api* table = get_api(HAL_ABI_MAJOR);
   check_table(table, shown);
   hal_driver_api api = copy_table(*table);
+  // HAL_VALIDATION: from here on, every call (initialize included) goes
+  // through the layer.
+  if (const int level = validation::level(); level > 0) {
+    api = validation::wrap(api, file, level);
+  }
 
   pin(file);
   if (api.initialize != nullptr) {

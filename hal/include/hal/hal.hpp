@@ -11,3 +11,4 @@
 #include "hal/standard_kernels.h"
 #include "hal/status.hpp"
 #include "hal/stream.hpp"
+#include "hal/validation.hpp"
