@@ -4,13 +4,14 @@ the tables of docs/performance.md, with the machine it ran on:
 
 - hal_bench: each benchmark's measured value, its target, and whether it
   meets it;
-- hal_kernel_bench: for each kernel, the HAL driver's time, torch's time and
-  their ratio (pairs named <family>/<case>/hal_<driver> and
+- hal_kernel_bench and torch_bench.py: for each case, the HAL side's time,
+  torch's time and their ratio (pairs named <family>/<case>/hal_<driver> and
   <family>/<case>/torch_cpu), then the geometric mean of the ratios per
-  family.
+  family. A HAL side that fell back to the CPU (counter `fallbacks`) says so.
 
   python3 bench/report.py --bench build/default/bin/hal_bench
   python3 bench/report.py --bench build/default/bin/hal_kernel_bench
+  .venv/bin/python bench/report.py --bench bench/torch_bench.py   # runs it with this Python
   python3 bench/report.py --json results.json        # an earlier run's output
 
 Each benchmark runs --repetitions times; the tables show the median.
@@ -38,7 +39,9 @@ TARGETS = [
 def run_bench(binary, repetitions, extra_args):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
         path = out.name
-    command = [binary, f"--benchmark_out={path}", "--benchmark_out_format=json",
+    # A Python benchmark runs with this interpreter (the one that has torch).
+    program = [sys.executable, binary] if binary.endswith(".py") else [binary]
+    command = [*program, f"--benchmark_out={path}", "--benchmark_out_format=json",
                f"--benchmark_repetitions={repetitions}",
                "--benchmark_report_aggregates_only=true", *extra_args]
     print("running:", " ".join(command), file=sys.stderr)
@@ -122,6 +125,13 @@ def header(context):
     return lines
 
 
+def base_name(name):
+    """The benchmark's name without the suffixes Google Benchmark adds for its
+    options (/real_time, /manual_time, /min_time:0.5, ...)."""
+    options = ("real_time", "manual_time", "min_time:", "iterations:", "repeats:")
+    return "/".join(part for part in name.split("/") if not part.startswith(options))
+
+
 def split_pair(name):
     """(case, side) for a kernel benchmark: side "hal" or "torch"; else None."""
     case, _, impl = name.rpartition("/")
@@ -154,13 +164,16 @@ def side_time(run):
     if run.get("error_occurred"):
         return None, f"error: {run.get('error_message', '?')}"
     value = time_in(run, "µs")
-    return value, f"{value:.1f}"
+    cell = f"{value:.1f}"
+    if run.get("fallbacks"):
+        cell += f" ({run['fallbacks']:g} CPU fallbacks each)"
+    return value, cell
 
 
 def ratio_tables(pairs):
     """Per-kernel times and hal / torch ratios, then per-family geo-means."""
     lines = [
-        "| Kernel | hal (µs) | torch (µs) | hal / torch |",
+        "| Case | hal (µs) | torch (µs) | hal / torch |",
         "|---|---|---|---|",
     ]
     ratios = {}  # family -> ratios of its complete, error-free pairs
@@ -174,7 +187,7 @@ def ratio_tables(pairs):
         lines.append(f"| `{case}` | {hal_cell} | {torch_cell} | {ratio} |")
     lines += [
         "",
-        "| Family | Kernels | hal / torch (geometric mean) |",
+        "| Family | Cases | hal / torch (geometric mean) |",
         "|---|---|---|",
     ]
     for family, values in ratios.items():
@@ -186,7 +199,7 @@ def ratio_tables(pairs):
 
 
 def table(data):
-    runs = {name.removesuffix("/real_time"): run for name, run in medians(data).items()}
+    runs = {base_name(name): run for name, run in medians(data).items()}
     pairs, others = {}, {}
     for name, run in runs.items():
         pair = split_pair(name)
