@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "../driver_call.h"
+#include "hal/kernel.hpp"
 #include "hal/log.hpp"
 
 namespace hal::validation {
@@ -41,23 +42,6 @@ std::string capture_site() {
 std::string hex(uint64_t value) { return fmt::format("{:#x}", value); }
 std::string hex(const void* pointer) {
   return hex(reinterpret_cast<uintptr_t>(pointer));
-}
-
-size_t element_size(int32_t dtype) {
-  switch (dtype) {
-    case HAL_DTYPE_F64:
-    case HAL_DTYPE_I64:
-      return 8;
-    case HAL_DTYPE_F32:
-    case HAL_DTYPE_I32:
-      return 4;
-    case HAL_DTYPE_F16:
-    case HAL_DTYPE_BF16:
-    case HAL_DTYPE_I16:
-      return 2;
-    default:
-      return 1;
-  }
 }
 
 }  // namespace
@@ -248,7 +232,7 @@ Layer::Problem Layer::check_tensor(hal_device* device,
     (reach < 0 ? low : high) += reach;
   }
   if (tensor.data == HAL_DEVPTR_NULL) return "data is NULL but it has elements";
-  const size_t element = element_size(tensor.dtype);
+  const size_t element = dtype_size(static_cast<hal_dtype>(tensor.dtype));
   const __int128 first = static_cast<__int128>(tensor.data) + low * element;
   const __int128 last = static_cast<__int128>(tensor.data) + high * element +
                         static_cast<__int128>(element);
