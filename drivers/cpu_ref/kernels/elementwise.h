@@ -157,6 +157,39 @@ void ForEachElementParallel(const Shape& shape,
               });
 }
 
+// Whether `operand` walks `shape` densely in row-major order, element i at
+// base + i * element_size (size-1 dimensions may have any stride).
+inline bool IsDense(const StridedOperand& operand, const Shape& shape,
+                    int64_t element_size) {
+  int64_t stride = element_size;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    if (shape.sizes[d] != 1 && operand.byte_strides[d] != stride) return false;
+    stride *= shape.sizes[d];
+  }
+  return true;
+}
+
+// Calls body(begin, end) on consecutive ranges covering [0, count), split
+// into jobs for RunParallel as ForEachElementParallel splits its shape.
+template <typename Body>
+void ForEachRangeParallel(int64_t count, double flops_per_element,
+                          const Body& body) {
+  const int64_t jobs = std::max<int64_t>(1, count / kElementsPerJob);
+  if (jobs <= 1) {
+    body(int64_t{0}, count);
+    return;
+  }
+  RunParallel(static_cast<size_t>(jobs),
+              static_cast<double>(count) * flops_per_element,
+              [&](const auto& next_job) {
+                size_t job;
+                while (next_job(job)) {
+                  const auto j = static_cast<int64_t>(job);
+                  body(count * j / jobs, count * (j + 1) / jobs);
+                }
+              });
+}
+
 inline bool SameView(const TensorArg& a, const TensorArg& b) {
   if (a.tensor.data != b.tensor.data || a.rank() != b.rank()) return false;
   for (int d = 0; d < a.rank(); ++d) {
@@ -207,6 +240,31 @@ void MapElements(const TensorArg& out,
       operands[k + 1] = copy;
     };
     (prepare(K, TypeTag<Ins>{}), ...);
+    if (internal::IsDense(operands[0], shape, sizeof(Out)) &&
+        ((is_scalar[K] ||
+          internal::IsDense(operands[K + 1], shape, sizeof(Ins))) &&
+         ...)) {
+      // The usual case (no broadcast, no strided view) needs no strided
+      // walk: indexing by element lets the compiler vectorize. The functor
+      // and conversions per element are the same, so are the result bits.
+      // The copies below are locals a store through `out` cannot alias.
+      internal::ForEachRangeParallel(
+          shape.NumElements(), flops, [&](int64_t begin, int64_t end) {
+            char* const out_base = operands[0].base;
+            const std::array<const char*, N> in{operands[K + 1].base...};
+            const std::array<bool, N> scalar = is_scalar;
+            const std::array<M, N> value = scalars;
+            for (int64_t i = begin; i < end; ++i) {
+              Store(out_base + i * int64_t{sizeof(Out)},
+                    ConvertTo<Out>(fn(
+                        (scalar[K]
+                             ? value[K]
+                             : static_cast<M>(Widen(Load<Ins>(
+                                   in[K] + i * int64_t{sizeof(Ins)}))))...)));
+            }
+          });
+      return;
+    }
     internal::ForEachElementParallel<N + 1>(
         shape, operands, flops, [&](ElementPointers<N + 1> p) {
           Store(p[0],

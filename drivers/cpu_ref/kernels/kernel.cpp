@@ -3,6 +3,7 @@
 // every format and no module handle is ever live.
 #include "kernels/kernel.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "device.h"
@@ -26,11 +27,17 @@ const Kernel& GetKernel(const hal_kernel* handle) {
   if (handle == nullptr) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
   }
+  // A handle is the address of an element of its device's kernel vector: a
+  // range check per device instead of a scan of every kernel (this runs on
+  // every launch).
+  const auto address = reinterpret_cast<uintptr_t>(handle);
   for (const auto& device : Devices()) {
-    for (const Kernel& kernel : device->kernels()) {
-      if (kernel.handle() == handle) {
-        return kernel;
-      }
+    const std::vector<Kernel>& kernels = device->kernels();
+    const auto first = reinterpret_cast<uintptr_t>(kernels.data());
+    const uintptr_t offset = address - first;
+    if (address >= first && offset < kernels.size() * sizeof(Kernel) &&
+        offset % sizeof(Kernel) == 0) {
+      return kernels[offset / sizeof(Kernel)];
     }
   }
   Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a cpu_ref kernel handle",

@@ -122,11 +122,25 @@ struct MatmulGeometry {
   double alpha, beta;
 };
 
+int64_t RoundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// Packed panels and the output tile of one thread, sized for this launch's
+// blocks rather than the largest ones: a small matmul (an MLP layer) would
+// otherwise spend longer allocating and clearing 384 KiB than multiplying.
+// The panels are fully written by PackA/PackB, so they are not cleared.
 template <typename Acc>
 struct MatmulScratch {
-  std::vector<Acc> a_panel = std::vector<Acc>(kMc * kKc);
-  std::vector<Acc> b_panel = std::vector<Acc>(kKc * kNc);
-  std::vector<Acc> tile = std::vector<Acc>(kMc * kNc);
+  explicit MatmulScratch(const MatmulGeometry& g)
+      : tile_cols(RoundUp(std::min(kNc, g.n), kNr)),
+        a_panel(new Acc[RoundUp(std::min(kMc, g.m), kMr) * std::min(kKc, g.k)]),
+        b_panel(new Acc[std::min(kKc, g.k) * tile_cols]),
+        tile(RoundUp(std::min(kMc, g.m), kMr) * tile_cols) {}
+
+  const int64_t tile_cols;  // the tile's row stride
+  std::unique_ptr<Acc[]> a_panel, b_panel;
+  std::vector<Acc> tile;
 };
 
 // Computes rows [i0, i0 + kMc) of one batch's output.
@@ -141,13 +155,12 @@ void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g,
     std::fill(s.tile.begin(), s.tile.end(), Acc{0});
     for (int64_t k0 = 0; k0 < g.k; k0 += kKc) {
       const int64_t depth = std::min(kKc, g.k - k0);
-      PackA<T, Acc>(a, job.i0, rows, k0, depth, s.a_panel.data());
-      PackB<T, Acc>(b, k0, depth, j0, cols, s.b_panel.data());
+      PackA<T, Acc>(a, job.i0, rows, k0, depth, s.a_panel.get());
+      PackB<T, Acc>(b, k0, depth, j0, cols, s.b_panel.get());
       for (int64_t r = 0; r < rows; r += kMr) {
         for (int64_t c = 0; c < cols; c += kNr) {
-          MicroKernel(s.a_panel.data() + r * depth,
-                      s.b_panel.data() + c * depth, depth,
-                      s.tile.data() + r * kNc + c, kNc);
+          MicroKernel(s.a_panel.get() + r * depth, s.b_panel.get() + c * depth,
+                      depth, s.tile.data() + r * s.tile_cols + c, s.tile_cols);
         }
       }
     }
@@ -156,7 +169,7 @@ void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g,
     for (int64_t r = 0; r < rows; ++r) {
       char* row = job.out + (job.i0 + r) * g.out_row + j0 * g.out_col;
       for (int64_t c = 0; c < cols; ++c) {
-        Acc value = alpha * s.tile[r * kNc + c];
+        Acc value = alpha * s.tile[r * s.tile_cols + c];
         if (job.c != nullptr) {
           const Matrix bias{job.c, g.c_row, g.c_col};
           value += beta * LoadAcc<T, Acc>(bias, job.i0 + r, j0 + c);
@@ -256,7 +269,7 @@ void RunMatmul(const MatmulArgs& args) {
                        static_cast<double>(batch.NumElements());
   RunParallel(jobs.size(), flops,
               [&](const std::function<bool(size_t&)>& next_job) {
-                MatmulScratch<Acc> scratch;
+                MatmulScratch<Acc> scratch(geometry);
                 size_t job;
                 while (next_job(job)) {
                   RunRowBlock<T>(jobs[job], geometry, scratch);

@@ -17,6 +17,14 @@ namespace cpu_ref {
 // Work below this many flops per thread is not worth a thread start.
 inline constexpr double kMinFlopsPerThread = 4e6;
 
+// std::thread::hardware_concurrency(), read once: glibc answers it by
+// reading /sys/devices/system/cpu/online, three system calls that cost
+// more than a small kernel on every launch.
+inline size_t HardwareThreads() {
+  static const size_t count = std::max(1u, std::thread::hardware_concurrency());
+  return count;
+}
+
 // Calls body(next_job) on the calling thread and on up to
 // hardware_concurrency - 1 helpers; each call pulls job indices with
 // next_job(index) until it returns false. Returns when all jobs are done.
@@ -33,8 +41,8 @@ void RunParallel(size_t num_jobs, double flops, Body&& body) {
   };
   const size_t by_work =
       static_cast<size_t>(std::max(1.0, flops / kMinFlopsPerThread));
-  const size_t threads = std::min<size_t>(
-      {std::max(1u, std::thread::hardware_concurrency()), num_jobs, by_work});
+  const size_t threads =
+      std::min<size_t>({HardwareThreads(), num_jobs, by_work});
   std::vector<std::thread> helpers;
   struct JoinAll {
     std::vector<std::thread>& threads;
