@@ -1,14 +1,21 @@
-// hal_bench: launch latency, copy bandwidth and allocator cost of one HAL
+// hal_bench: launch latency, copy bandwidth, allocator cost and compute
+// throughput (sgemm, elementwise bandwidth, per-dispatch cost) of one HAL
 // driver ($HAL_DRIVER, default cpu_ref), each ratio taken against a baseline
 // measured in the same process (plain memcpy, raw driver allocation), so the
-// numbers compare like with like on whatever machine runs them.
+// numbers compare like with like on whatever machine runs them. On a GPU the
+// vendor's own numbers (bench/vendor_baseline.py, measured in the same run)
+// arrive through HAL_BENCH_VENDOR_SGEMM_GFLOPS and
+// HAL_BENCH_VENDOR_COPY_GBPS, and sgemm and the device-to-device copy report
+// their ratio to them.
 //
 // Every benchmark uses real time: the work runs on driver threads, so the
 // calling thread's CPU time says nothing. bench/report.py turns the JSON
 // output into the table of docs/performance.md.
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -167,6 +174,125 @@ void BM_DriverAllocatePair(benchmark::State& state, uint64_t bytes) {
   for (auto _ : state) benchmark::DoNotOptimize(device.allocate(bytes));
 }
 
+// A vendor baseline handed over by the environment (see the file comment).
+std::optional<double> vendor_baseline(const char* variable) {
+  const char* value = std::getenv(variable);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::strtod(value, nullptr);
+}
+
+// A contiguous row-major f32 tensor argument.
+hal_arg f32_matrix(const hal::Buffer& buffer, int64_t rows, int64_t cols) {
+  return hal::tensor_arg(buffer.ptr(), HAL_DTYPE_F32, {rows, cols});
+}
+
+// Device memory of `count` f32 values, all `value`.
+hal::Buffer filled_f32(const hal::Device& device, hal::Stream& stream,
+                       int64_t count, float value) {
+  hal::Buffer buffer = device.allocate(count * sizeof(float));
+  stream.fill(buffer.ptr(), &value, sizeof value, count * sizeof(float));
+  return buffer;
+}
+
+constexpr int64_t kVendorSgemmSize = 4096;
+
+// n x n x n f32 matmul, launched and waited for; counter GFLOP/s and, at the
+// vendor baseline's size, "vs_vendor_blas".
+void BM_Sgemm(benchmark::State& state, int64_t n) {
+  const hal::Device& device = bench_device();
+  hal::Stream stream = device.create_stream();
+  hal::Buffer a = filled_f32(device, stream, n * n, 0.5f);
+  hal::Buffer b = filled_f32(device, stream, n * n, 0.25f);
+  hal::Buffer out = device.allocate(n * n * sizeof(float));
+  hal::Kernel matmul = device.kernel(HAL_KERNEL_MATMUL);
+  const hal_arg args[] = {f32_matrix(out, n, n), f32_matrix(a, n, n),
+                          f32_matrix(b, n, n)};
+  stream.launch(matmul, args);
+  stream.synchronize();
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    stream.launch(matmul, args);
+    stream.synchronize();
+  }
+  const double flops = 2.0 * static_cast<double>(n * n * n) *
+                       static_cast<double>(state.iterations());
+  const double gflops = flops / seconds_since(start) / 1e9;
+  state.counters["GFLOP/s"] = gflops;
+  const auto vendor = vendor_baseline("HAL_BENCH_VENDOR_SGEMM_GFLOPS");
+  if (vendor && n == kVendorSgemmSize) {
+    state.counters["vs_vendor_blas"] = gflops / *vendor;
+  }
+}
+
+// out = a + b over `count` f32: the elementwise path's memory bandwidth
+// (12 bytes moved per element).
+void BM_AddBandwidth(benchmark::State& state, int64_t count) {
+  const hal::Device& device = bench_device();
+  hal::Stream stream = device.create_stream();
+  hal::Buffer a = filled_f32(device, stream, count, 1.0f);
+  hal::Buffer b = filled_f32(device, stream, count, 2.0f);
+  hal::Buffer out = device.allocate(count * sizeof(float));
+  hal::Kernel add_kernel = device.kernel(HAL_KERNEL_ADD);
+  const hal_arg args[] = {hal::tensor_arg(out.ptr(), HAL_DTYPE_F32, {count}),
+                          hal::tensor_arg(a.ptr(), HAL_DTYPE_F32, {count}),
+                          hal::tensor_arg(b.ptr(), HAL_DTYPE_F32, {count}),
+                          hal::scalar_arg(int64_t{1})};
+  stream.launch(add_kernel, args);
+  stream.synchronize();
+  for (auto _ : state) {
+    stream.launch(add_kernel, args);
+    stream.synchronize();
+  }
+  state.SetBytesProcessed(state.iterations() * count * 3 *
+                          static_cast<int64_t>(sizeof(float)));
+}
+
+// The cost of one dispatch when many are queued back to back: 256 one-element
+// fills, then one synchronize; the time is per fill.
+void BM_DispatchCost(benchmark::State& state) {
+  constexpr int kBatch = 256;
+  const hal::Device& device = bench_device();
+  hal::Stream stream = device.create_stream();
+  hal::Buffer out = device.allocate(sizeof(float));
+  hal::Kernel fill = device.kernel(HAL_KERNEL_FILL);
+  const hal_arg args[] = {hal::tensor_arg(out.ptr(), HAL_DTYPE_F32, {1}),
+                          hal::scalar_arg(1.0)};
+  stream.launch(fill, args);
+  stream.synchronize();
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) stream.launch(fill, args);
+    stream.synchronize();
+  }
+  state.counters["us_per_dispatch"] =
+      seconds_since(start) * 1e6 /
+      static_cast<double>(state.iterations() * kBatch);
+}
+
+// A 64 MiB device-to-device copy (64 MiB read + 64 MiB written); with a vendor
+// baseline (the same copy by the vendor's runtime), "vs_vendor_copy".
+void BM_DeviceCopy(benchmark::State& state) {
+  const hal::Device& device = bench_device();
+  hal::Stream stream = device.create_stream();
+  hal::Buffer src = device.allocate(kCopyBytes);
+  hal::Buffer dst = device.allocate(kCopyBytes);
+  const uint8_t one = 1;
+  stream.fill(src.ptr(), &one, 1, kCopyBytes);
+  stream.synchronize();
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    stream.copy(HAL_COPY_DEVICE_TO_DEVICE, dst.ptr(), src.ptr(), kCopyBytes);
+    stream.synchronize();
+  }
+  const double bytes = 2.0 * static_cast<double>(kCopyBytes) *
+                       static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  const double gbps = bytes / seconds_since(start) / 1e9;
+  if (auto vendor = vendor_baseline("HAL_BENCH_VENDOR_COPY_GBPS")) {
+    state.counters["vs_vendor_copy"] = gbps / *vendor;
+  }
+}
+
 void register_benchmarks() {
   add("launch/fill_1_element", BM_LaunchLatency)->Unit(benchmark::kMicrosecond);
   add("stream/synchronize_idle", BM_SynchronizeIdleStream)
@@ -195,6 +321,21 @@ void register_benchmarks() {
     add(fmt::format("alloc/driver/{}", size), BM_DriverAllocatePair, bytes)
         ->Unit(benchmark::kNanosecond);
   }
+  add("copy/d2d/64MiB", BM_DeviceCopy)->Unit(benchmark::kMillisecond);
+  std::vector<int64_t> sgemm_sizes = {256, 1024};
+  // The vendor's number is measured at 4096 (vendor_baseline.py), a size
+  // worth a GPU's time and far too slow for a CPU-side Vulkan device.
+  if (vendor_baseline("HAL_BENCH_VENDOR_SGEMM_GFLOPS")) {
+    sgemm_sizes.push_back(kVendorSgemmSize);
+  }
+  for (int64_t n : sgemm_sizes) {
+    add(fmt::format("compute/sgemm/{}", n), BM_Sgemm, n)
+        ->Unit(benchmark::kMillisecond);
+  }
+  add("compute/add/16M", BM_AddBandwidth, int64_t{1} << 24)
+      ->Unit(benchmark::kMillisecond);
+  add("launch/dispatch_batched", BM_DispatchCost)
+      ->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace
