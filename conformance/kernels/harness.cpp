@@ -40,7 +40,8 @@ bool is_integer_dtype(hal_dtype dtype) {
 
 }  // namespace
 
-// --- Arg ----------------------------------------------------------------------
+// --- Arg
+// ----------------------------------------------------------------------
 
 Arg Arg::of(HostTensor tensor) {
   Arg arg;
@@ -92,7 +93,8 @@ double Arg::at(std::span<const int64_t> index) const {
   return is_tensor() ? t().get(index) : scalar();
 }
 
-// --- The table ----------------------------------------------------------------
+// --- The table
+// ----------------------------------------------------------------
 
 bool is_tensor_kind(ArgKind kind) {
   return kind == ArgKind::kTensor || kind == ArgKind::kTensorOrScalar ||
@@ -114,7 +116,8 @@ const KernelSpec* find_kernel(std::string_view name) {
   return nullptr;
 }
 
-// --- Registry -----------------------------------------------------------------
+// --- Registry
+// -----------------------------------------------------------------
 
 bool register_kernel_test(std::string_view kernel, KernelTest test) {
   const auto [it, inserted] =
@@ -131,7 +134,8 @@ const KernelTest* find_kernel_test(std::string_view kernel) {
   return it == registry().end() ? nullptr : &it->second;
 }
 
-// --- CaseContext --------------------------------------------------------------
+// --- CaseContext
+// --------------------------------------------------------------
 
 HostTensor CaseContext::random(hal_dtype dtype, Layout layout, double lo,
                                double hi) {
@@ -169,12 +173,12 @@ struct Shape {
   LayoutKind out_kind = LayoutKind::kContiguous;
   // Layout of input tensor number i (in argument order): in_kinds[i % n].
   std::vector<LayoutKind> in_kinds = {LayoutKind::kContiguous};
-  int variant = 0;          // which of each scalar's values
-  int scalar_arg = -1;      // this tensor|scalar argument passed as a scalar
+  int variant = 0;      // which of each scalar's values
+  int scalar_arg = -1;  // this tensor|scalar argument passed as a scalar
   bool scalar_as_i64 = false;
-  int none_arg = -1;        // this tensor? argument passed as NONE (-2: all)
-  int alias_out = -1;       // output argument that aliases...
-  int alias_in = -1;        // ...this input (same storage and layout)
+  int none_arg = -1;   // this tensor? argument passed as NONE (-2: all)
+  int alias_out = -1;  // output argument that aliases...
+  int alias_in = -1;   // ...this input (same storage and layout)
 };
 
 class ElementwiseGenerator {
@@ -302,9 +306,11 @@ std::vector<Case> elementwise_cases(CaseContext& context,
   add({.sizes = {}});
   add({.sizes = {}, .out_kind = kContiguous, .in_kinds = {kBroadcast}});
   add({.sizes = {7}, .out_kind = kReversed, .in_kinds = {kStrided}});
-  add({.sizes = {1, 2, 1, 2, 3, 1, 2, 2}, .out_kind = kStrided,
+  add({.sizes = {1, 2, 1, 2, 3, 1, 2, 2},
+       .out_kind = kStrided,
        .in_kinds = {kReversed, kBroadcast, kContiguous}});
-  add({.sizes = {2, 1, 2, 1, 2, 1, 2, 3}, .out_kind = kReversed,
+  add({.sizes = {2, 1, 2, 1, 2, 1, 2, 3},
+       .out_kind = kReversed,
        .in_kinds = {kStrided, kTransposed}});
   add({.sizes = {0, 3}});
   add({.sizes = {2, 0, 4}, .out_kind = kStrided, .in_kinds = {kBroadcast}});
@@ -336,8 +342,10 @@ std::vector<Case> elementwise_cases(CaseContext& context,
     const int index = static_cast<int>(i);
     if (arg.kind == ArgKind::kTensorOrScalar) {
       for (size_t v = 0; v < most_values; ++v) {
-        add({.sizes = base, .in_kinds = {kTransposed},
-             .variant = static_cast<int>(v), .scalar_arg = index});
+        add({.sizes = base,
+             .in_kinds = {kTransposed},
+             .variant = static_cast<int>(v),
+             .scalar_arg = index});
       }
       if (generator.dtype_is_float()) {
         add({.sizes = base, .scalar_arg = index, .scalar_as_i64 = true});
@@ -367,21 +375,26 @@ std::vector<Case> elementwise_cases(CaseContext& context,
         continue;
       }
       for (LayoutKind kind : {kContiguous, kTransposed}) {
-        add({.sizes = base, .out_kind = kind, .in_kinds = {kStrided},
-             .alias_out = static_cast<int>(o), .alias_in = static_cast<int>(i)});
+        add({.sizes = base,
+             .out_kind = kind,
+             .in_kinds = {kStrided},
+             .alias_out = static_cast<int>(o),
+             .alias_in = static_cast<int>(i)});
       }
     }
   }
 
   // Large enough for every driver to split the work across threads.
   if (context.dtype() == HAL_DTYPE_F32) {
-    add({.sizes = {1031, 1029}, .out_kind = kContiguous,
+    add({.sizes = {1031, 1029},
+         .out_kind = kContiguous,
          .in_kinds = {kContiguous, kTransposed}});
   }
   return cases;
 }
 
-// --- Running a case -----------------------------------------------------------
+// --- Running a case
+// -----------------------------------------------------------
 
 namespace {
 
@@ -409,17 +422,6 @@ class DeviceCase {
   }
 
   std::vector<hal_arg>& args() { return args_; }
-  size_t storage_count() const { return storages_.size(); }
-  const HostTensor& host(size_t storage) const {
-    return storages_[storage].host;
-  }
-  // Which storage holds `tensor`.
-  size_t storage_of(const HostTensor& tensor) const {
-    for (size_t s = 0; s < storages_.size(); ++s) {
-      if (same_storage(storages_[s].host, tensor)) return s;
-    }
-    throw std::logic_error("tensor of no storage");
-  }
   // The storage's bytes on the device after `stream`'s earlier work.
   std::vector<std::byte> download(size_t storage,
                                   const hal::Stream& stream) const {
@@ -474,7 +476,8 @@ class DeviceCase {
 bool values_match(double got, double want, Tolerance tolerance) {
   if (got == want) return true;  // infinities included
   if (std::isnan(got) && std::isnan(want)) return true;
-  return std::abs(got - want) <= tolerance.atol + tolerance.rtol * std::abs(want);
+  return std::abs(got - want) <=
+         tolerance.atol + tolerance.rtol * std::abs(want);
 }
 
 // The worst element of a test's outputs, for hal-certify's per-kernel error
@@ -576,6 +579,45 @@ void expect_storage_matches(const std::vector<std::byte>& actual,
 
 }  // namespace
 
+ExpectedOutputs expected_outputs(const KernelSpec& spec, const KernelTest& test,
+                                 const Case& c) {
+  ExpectedOutputs want;
+  // Storages in order of first appearance (as DeviceCase allocates them),
+  // identified by the case's own storage (want.storages are copies).
+  std::vector<const void*> ids;
+  const auto storage_of = [&](const HostTensor& tensor) {
+    for (size_t s = 0; s < ids.size(); ++s) {
+      if (ids[s] == tensor.storage_id()) return s;
+    }
+    ids.push_back(tensor.storage_id());
+    want.storages.push_back(tensor.clone());
+    want.outputs.emplace_back();
+    want.tolerances.emplace_back();
+    return want.storages.size() - 1;
+  };
+  std::vector<Arg> ref_args = c.args;
+  for (size_t i = 0; i < ref_args.size(); ++i) {
+    Arg& arg = ref_args[i];
+    if (!arg.is_tensor()) continue;
+    const size_t s = storage_of(c.args[i].t());
+    if (!spec.args[i].is_output()) {
+      arg.tensor = arg.t().clone();
+      continue;
+    }
+    arg.tensor = want.storages[s].view(arg.t().layout());
+    Tolerance tolerance = spec.tolerance[arg.t().dtype()];
+    tolerance.atol *= c.tolerance_scale;
+    want.tolerances[s].push_back(tolerance);
+  }
+  if (!c.expected_error) test.reference(ref_args);
+  for (size_t i = 0; i < ref_args.size(); ++i) {
+    if (ref_args[i].is_tensor() && spec.args[i].is_output()) {
+      want.outputs[storage_of(c.args[i].t())].push_back(ref_args[i].t());
+    }
+  }
+  return want;
+}
+
 void run_case(
     const KernelSpec& spec, const KernelTest& test, const Case& c,
     const std::function<void(std::span<const hal_arg>)>& before_launch) {
@@ -598,37 +640,16 @@ void run_case(
     FAIL() << "launch failed: " << describe(error);
   }
 
-  // The reference: inputs as private copies, outputs as views of a copy of
-  // their storage.
-  std::vector<HostTensor> expected;  // one copy per storage
-  for (size_t s = 0; s < on_device.storage_count(); ++s) {
-    expected.push_back(on_device.host(s).clone());
-  }
-  std::vector<Arg> ref_args = c.args;
-  std::vector<std::vector<const HostTensor*>> outputs(expected.size());
-  std::vector<std::vector<Tolerance>> tolerances(expected.size());
-  for (size_t i = 0; i < ref_args.size(); ++i) {
-    Arg& arg = ref_args[i];
-    if (!arg.is_tensor()) continue;
-    if (!spec.args[i].is_output()) {
-      arg.tensor = arg.t().clone();
-      continue;
-    }
-    const size_t s = on_device.storage_of(c.args[i].t());
-    arg.tensor = expected[s].view(arg.t().layout());
-    Tolerance tolerance = spec.tolerance[arg.t().dtype()];
-    tolerance.atol *= c.tolerance_scale;
-    outputs[s].push_back(&*arg.tensor);
-    tolerances[s].push_back(tolerance);
-  }
-  if (!c.expected_error) test.reference(ref_args);
+  const ExpectedOutputs want = expected_outputs(spec, test, c);
 
   // A stream that failed may refuse more work; read back on a fresh one.
   const hal::Stream reader = device().create_stream();
   WorstError worst;
-  for (size_t s = 0; s < expected.size(); ++s) {
-    expect_storage_matches(on_device.download(s, reader), expected[s],
-                           outputs[s], tolerances[s], !c.expected_error,
+  for (size_t s = 0; s < want.storages.size(); ++s) {
+    std::vector<const HostTensor*> outputs;
+    for (const HostTensor& out : want.outputs[s]) outputs.push_back(&out);
+    expect_storage_matches(on_device.download(s, reader), want.storages[s],
+                           outputs, want.tolerances[s], !c.expected_error,
                            "storage " + std::to_string(s), worst);
   }
   if (!c.expected_error) record_worst_error(worst);

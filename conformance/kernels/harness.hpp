@@ -145,6 +145,20 @@ struct KernelTest {
 bool register_kernel_test(std::string_view kernel, KernelTest test);
 const KernelTest* find_kernel_test(std::string_view kernel);
 
+// What a case's storages must hold after the launch: the reference run on
+// host copies (inputs as private copies of their pre-launch contents, outputs
+// as views of a copy of their storage). One entry per distinct storage, in
+// order of first appearance among the case's tensors; per storage, its
+// output views with the table's tolerance for each (atol scaled by
+// Case::tolerance_scale). With Case::expected_error the reference is not run.
+struct ExpectedOutputs {
+  std::vector<HostTensor> storages;
+  std::vector<std::vector<HostTensor>> outputs;
+  std::vector<std::vector<Tolerance>> tolerances;
+};
+ExpectedOutputs expected_outputs(const KernelSpec& spec, const KernelTest& test,
+                                 const Case& c);
+
 // Runs one case of `spec` on the device under test (GoogleTest assertions).
 // `before_launch`, if given, gets the launch's arguments once the storages
 // are on the device, before the launch.

@@ -1,61 +1,25 @@
-// Plumbing every cpu_ref source shares: the host table handed over in
-// initialize(), the internal Error type, and the entry guard that turns it
-// (or any other C++ exception) into a hal_status at the C boundary.
+// What every cpu_ref source takes from the driver kit (drivers/kit: errors
+// and the entry guard, handle registries, dtype conversions, argument
+// validation), plus the driver's identity.
 //
 // Inside the driver, failures are thrown as Error; no exception ever leaves
 // an entry point, because each one runs its body through Guard().
 #ifndef HAL_DRIVERS_CPU_REF_COMMON_H_
 #define HAL_DRIVERS_CPU_REF_COMMON_H_
 
-#include <fmt/format.h>
-
-#include <string>
-#include <utility>
-
 #include "hal/driver.h"
+#include "kit/args.h"
+#include "kit/dtype.h"
+#include "kit/error.h"
+#include "kit/handles.h"
 
 namespace cpu_ref {
 
+// cpu_ref is written on top of the kit; its names read as cpu_ref's own.
+using namespace driver_kit;
+
 inline constexpr const char* kDriverName = "cpu_ref";
 inline constexpr const char* kDriverVersion = "0.1.0";
-
-// A failure with the status code the C ABI should report.
-struct Error {
-  hal_status_code code;
-  std::string message;
-};
-
-template <typename... Args>
-[[noreturn]] void Fail(hal_status_code code, fmt::format_string<Args...> format,
-                       Args&&... args) {
-  throw Error{code, fmt::format(format, std::forward<Args>(args)...)};
-}
-
-// Set once by initialize(); the core guarantees it outlives the driver.
-void SetHost(const hal_host_api* host);
-hal_status* MakeStatus(hal_status_code code, const std::string& message);
-void Log(hal_log_level level, const std::string& message);
-
-// Maps the exception being handled (call only inside a catch block) to an
-// Error: Error itself, bad_alloc -> OUT_OF_MEMORY, system_error (no more
-// threads or mutexes) -> UNAVAILABLE, anything else -> INTERNAL.
-Error CurrentExceptionAsError();
-
-// Runs `body` and converts whatever it throws into a status naming `entry`.
-hal_status* GuardImpl(const char* entry, void (*body)(void*), void* context);
-
-template <typename Fn>
-hal_status* Guard(const char* entry, Fn&& fn) noexcept {
-  return GuardImpl(
-      entry, [](void* context) { (*static_cast<Fn*>(context))(); }, &fn);
-}
-
-// Throws INVALID_ARGUMENT naming `what` when an out-param or input is NULL.
-inline void RequireNonNull(const void* pointer, const char* what) {
-  if (pointer == nullptr) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is NULL", what);
-  }
-}
 
 }  // namespace cpu_ref
 

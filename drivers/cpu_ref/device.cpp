@@ -149,7 +149,7 @@ hal_status* DeviceProperties(hal_device* device_handle,
       out->compute_units = std::max(1u, std::thread::hardware_concurrency());
     }
     if (HAL_STRUCT_HAS(out, P, dtypes)) {
-      out->dtypes = (1u << HAL_DTYPE_COUNT) - 1;
+      out->dtypes = kDtypes;
     }
     if (HAL_STRUCT_HAS(out, P, capabilities)) {
       out->capabilities = HAL_CAP_TIMING_EVENTS | HAL_CAP_HOST_MAPPED_MEMORY |

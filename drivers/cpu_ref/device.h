@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "common.h"
 #include "hal/driver.h"
 #include "memory.h"
 
@@ -18,19 +19,26 @@ class Stream;
 struct Kernel;
 
 inline constexpr uint32_t kMinAlignment = 64;
+// cpu_ref computes in every dtype.
+inline constexpr uint32_t kDtypes = (1u << HAL_DTYPE_COUNT) - 1;
 // Stream priorities are accepted in [kPriorityHigh, kPriorityLow]; every
 // stream has its own worker thread, so a priority changes nothing.
 inline constexpr int32_t kPriorityLow = 0;
 inline constexpr int32_t kPriorityHigh = -1;
 
-class Device {
+// The kit's argument checks see a device through DeviceMemory.
+class Device final : public DeviceMemory {
  public:
   Device(int32_t ordinal, uint64_t memory_budget);
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
   ~Device();
 
-  int32_t ordinal() const { return ordinal_; }
+  int32_t ordinal() const override { return ordinal_; }
+  bool Contains(uint64_t first_byte, uint64_t bytes) const override {
+    return memory_.Contains(first_byte, bytes);
+  }
+  uint32_t dtypes() const override { return kDtypes; }
   AllocationMap& memory() { return memory_; }
   const AllocationMap& memory() const { return memory_; }
   const std::shared_ptr<Stream>& default_stream() const {

@@ -20,7 +20,7 @@ hal_status* Initialize(const hal_host_api* host) {
     return MakeStatus(HAL_STATUS_INVALID_ARGUMENT,
                       "initialize: unusable host table");
   }
-  SetHost(host);
+  SetHost(host, kDriverName);
   if (host->abi_major != HAL_ABI_MAJOR) {
     return MakeStatus(
         HAL_STATUS_VERSION_MISMATCH,

@@ -15,8 +15,8 @@
 #include <mutex>
 #include <optional>
 
+#include "common.h"
 #include "hal/driver.h"
-#include "handles.h"
 
 namespace cpu_ref {
 

@@ -26,7 +26,6 @@
 
 #include "common.h"
 #include "hal/driver.h"
-#include "handles.h"
 
 namespace cpu_ref {
 

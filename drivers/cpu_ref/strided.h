@@ -13,21 +13,11 @@
 #include <cstdint>
 
 #include "hal/driver.h"
+#include "kit/args.h"
 
 namespace cpu_ref {
 
-struct Shape {
-  int rank = 0;
-  std::array<int64_t, HAL_MAX_RANK> sizes{};
-
-  int64_t NumElements() const {
-    int64_t count = 1;
-    for (int d = 0; d < rank; ++d) {
-      count *= sizes[d];
-    }
-    return count;
-  }
-};
+using driver_kit::Shape;
 
 struct StridedOperand {
   char* base = nullptr;

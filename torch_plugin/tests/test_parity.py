@@ -3,7 +3,8 @@
 Each reference model (examples/reference_models.py) trains 50 steps on `hal` and
 on `cpu` from the same seed; the final parameters and BatchNorm statistics must
 agree within a relative difference of 1e-4 (max|a-b| / max(max|a|, max|b|) per
-state_dict entry) and the `hal` run must not fall back to the CPU once. The
+state_dict entry; HAL_PARITY_RTOL loosens it for a driver whose reductions sum
+in another order than the CPU's, such as vulkan's) and the `hal` run must not fall back to the CPU once. The
 `hal` run happens in a subprocess with HAL_STRICT=1, so that any fallback
 raises, and additionally reports torch.hal.fallback_stats(), which must stay
 empty. The Transformer trains without dropout here: the two devices' generators
@@ -29,7 +30,7 @@ import train as train_py  # noqa: E402
 
 STEPS = 50
 SEED = 0
-RTOL = 1e-4
+RTOL = float(os.environ.get("HAL_PARITY_RTOL", "1e-4"))
 HAL_RUN_TIMEOUT_S = 1800  # a hung backend fails the test instead of the whole run
 # Every optimizer the kernel set must cover, on the models the design pairs them with.
 CONFIGS = [("mlp", "sgd"), ("mlp", "adam"), ("cnn", "sgd"), ("cnn", "adam"),

@@ -1,82 +1,23 @@
-// Validation of standard-kernel arguments, shared by every kernel.
-//
-// Each check throws Error with a message naming the kernel and argument;
-// what passes is captured by value in the enqueued operation (the caller's
-// hal_arg array need not outlive launch()).
+// cpu_ref's side of kernel arguments: argument validation itself is the
+// kit's (kit/args.h); here a validated tensor becomes a host-addressed
+// strided operand, since a cpu_ref hal_devptr is a host address.
 #ifndef HAL_DRIVERS_CPU_REF_KERNELS_ARGS_H_
 #define HAL_DRIVERS_CPU_REF_KERNELS_ARGS_H_
 
-#include <cstdint>
-#include <optional>
-
-#include "hal/driver.h"
+#include "common.h"
 #include "strided.h"
 
 namespace cpu_ref {
 
-class Device;
-
-// A tensor argument whose whole strided extent lies in one allocation of
-// the launching device.
-struct TensorArg {
-  hal_tensor tensor;
-  int64_t element_size = 0;
-  int64_t num_elements = 0;
-  // Byte range the tensor touches: [first_byte, end_byte); empty if no
-  // elements.
-  uint64_t first_byte = 0;
-  uint64_t end_byte = 0;
-
-  int32_t dtype() const { return tensor.dtype; }
-  int rank() const { return tensor.rank; }
-  Shape shape() const;
-  StridedOperand operand() const;  // byte strides over the tensor's own shape
-  bool Overlaps(const TensorArg& other) const;
-};
-
-// A scalar argument (HAL_ARG_I64 or HAL_ARG_F64) as given.
-struct ScalarArg {
-  bool is_integer = false;
-  int64_t i64 = 0;
-  double f64 = 0;
-
-  template <typename Dst>
-  Dst As() const;  // converted under dtype.h's rules
-};
-
-// Validates the argument list of one launch of `kernel`.
-class ArgChecker {
- public:
-  ArgChecker(const char* kernel, const Device& device, const hal_arg* args,
-             uint32_t num_args, uint32_t expected_args);
-
-  // The kind of argument `index` as given (for tensor|scalar arguments).
-  int32_t Kind(uint32_t index) const { return args_[index].kind; }
-  TensorArg Tensor(uint32_t index, const char* name) const;
-  ScalarArg Scalar(uint32_t index, const char* name) const;
-  // A `tensor?` argument: nullopt for HAL_ARG_NONE.
-  std::optional<TensorArg> OptionalTensor(uint32_t index,
-                                          const char* name) const;
-  // An `int` argument (HAL_ARG_I64 only) and a `float` one (HAL_ARG_F64
-  // only).
-  int64_t Int(uint32_t index, const char* name) const;
-  double Float(uint32_t index, const char* name) const;
-
-  // Same dtype, rank and sizes as `reference`.
-  void SameDtype(const TensorArg& tensor, const char* name,
-                 const TensorArg& reference, const char* reference_name) const;
-  void SameShape(const TensorArg& tensor, const char* name,
-                 const TensorArg& reference, const char* reference_name) const;
-  [[noreturn]] void Unsupported(const TensorArg& tensor, const char* name,
-                                const char* allowed) const;
-
-  const char* kernel() const { return kernel_; }
-
- private:
-  const char* kernel_;
-  const Device& device_;
-  const hal_arg* args_;
-};
+// Byte strides over the tensor's own shape, based at its data.
+inline StridedOperand Operand(const TensorArg& tensor) {
+  StridedOperand operand;
+  operand.base = reinterpret_cast<char*>(tensor.tensor.data);
+  for (int d = 0; d < tensor.rank(); ++d) {
+    operand.byte_strides[d] = tensor.tensor.strides[d] * tensor.element_size;
+  }
+  return operand;
+}
 
 }  // namespace cpu_ref
 

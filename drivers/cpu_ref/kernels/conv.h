@@ -6,16 +6,17 @@
 // These kernels read their inputs whole into dense row-major buffers of
 // double (converted from any dtype and strides) before computing, and
 // store results only at the end, so an output may overlap an input in any
-// way and every result is computed in double in a fixed order.
+// way and every result is computed in double in a fixed order. Their
+// argument checks are the kit's (kit/conv_checks.h), shared with the other
+// drivers.
 #ifndef HAL_DRIVERS_CPU_REF_KERNELS_CONV_H_
 #define HAL_DRIVERS_CPU_REF_KERNELS_CONV_H_
 
-#include <cstdint>
-#include <initializer_list>
 #include <vector>
 
 #include "kernels/args.h"
 #include "kernels/kernel.h"
+#include "kit/conv_checks.h"
 
 namespace cpu_ref {
 
@@ -31,17 +32,6 @@ extern const KernelDef kBatchNormBackwardKernel;
 std::vector<double> ReadDense(const TensorArg& tensor);
 // Stores `values` (row-major) into `tensor`, rounding once to its dtype.
 void WriteDense(const TensorArg& tensor, const std::vector<double>& values);
-
-// Requires `tensor` to have exactly `sizes` (INVALID_ARGUMENT naming both).
-void RequireSizes(const ArgChecker& check, const TensorArg& tensor,
-                  const char* name, std::initializer_list<int64_t> sizes);
-// Requires a floating dtype equal to `reference`'s.
-void RequireSameFloating(const ArgChecker& check, const TensorArg& tensor,
-                         const char* name, const TensorArg& reference,
-                         const char* reference_name);
-// An int argument that must be >= minimum.
-int64_t IntAtLeast(const ArgChecker& check, uint32_t index, const char* name,
-                   int64_t minimum);
 
 }  // namespace cpu_ref
 

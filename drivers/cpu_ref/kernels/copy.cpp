@@ -1,7 +1,7 @@
 // copy(out, in): out[i] = in[i] converted to out's dtype (any pair).
 #include <memory>
 
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/elementwise.h"
@@ -34,15 +34,15 @@ Stream::Operation PrepareCopy(const Device& device, const hal_arg* args,
         using In = typename decltype(in_tag)::type;
         const Shape shape = out.shape();
         if (!out.Overlaps(in)) {
-          CopyElements<Out, In>(shape, out.operand(), in.operand());
+          CopyElements<Out, In>(shape, Operand(out), Operand(in));
           return;
         }
         // Overlap: read all of `in` first, as the kernel's contract says.
         auto staged = std::make_unique<In[]>(in.num_elements);
         const StridedOperand staged_operand = ContiguousOperand(
             reinterpret_cast<char*>(staged.get()), shape, sizeof(In));
-        CopyElements<In, In>(shape, staged_operand, in.operand());
-        CopyElements<Out, In>(shape, out.operand(), staged_operand);
+        CopyElements<In, In>(shape, staged_operand, Operand(in));
+        CopyElements<Out, In>(shape, Operand(out), staged_operand);
       });
     });
   };

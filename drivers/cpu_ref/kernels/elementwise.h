@@ -12,18 +12,19 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "dtype.h"
+#include "common.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kit/elementwise_checks.h"
 
 namespace cpu_ref {
 
@@ -60,18 +61,6 @@ inline int64_t WrapMul(int64_t a, int64_t b) {
                               static_cast<uint64_t>(b));
 }
 
-// HAL_DTYPE_BIT masks for the kernels' dtype checks.
-inline constexpr uint32_t kFloatDtypes =
-    HAL_DTYPE_BIT(HAL_DTYPE_F32) | HAL_DTYPE_BIT(HAL_DTYPE_F16) |
-    HAL_DTYPE_BIT(HAL_DTYPE_BF16) | HAL_DTYPE_BIT(HAL_DTYPE_F64);
-inline constexpr uint32_t kIntegerDtypes =
-    HAL_DTYPE_BIT(HAL_DTYPE_I64) | HAL_DTYPE_BIT(HAL_DTYPE_I32) |
-    HAL_DTYPE_BIT(HAL_DTYPE_I16) | HAL_DTYPE_BIT(HAL_DTYPE_I8) |
-    HAL_DTYPE_BIT(HAL_DTYPE_U8);
-inline constexpr uint32_t kNumericDtypes = kFloatDtypes | kIntegerDtypes;
-inline constexpr uint32_t kAllDtypes =
-    kNumericDtypes | HAL_DTYPE_BIT(HAL_DTYPE_BOOL);
-
 // The hal_dtype of storage type T.
 template <typename T>
 inline constexpr hal_dtype kDtypeOf =
@@ -92,26 +81,6 @@ template <typename T>
 constexpr bool InMask(uint32_t dtypes) {
   return (dtypes & HAL_DTYPE_BIT(kDtypeOf<T>)) != 0;
 }
-
-// One input of an elementwise launch: a tensor of the output's shape, or a
-// scalar (tensor|scalar arguments).
-struct ElementwiseInput {
-  std::optional<TensorArg> tensor;
-  ScalarArg scalar;
-};
-
-// Validates argument `index` as an input of `out`'s shape whose dtype must
-// be `dtype`; a scalar is accepted where `scalar_ok`, and must be integral
-// when `dtype` is not floating.
-ElementwiseInput CheckElementwiseInput(const ArgChecker& check, uint32_t index,
-                                       const char* name, const TensorArg& out,
-                                       int32_t dtype, bool scalar_ok);
-// UNSUPPORTED unless `tensor`'s dtype is in `dtypes`.
-void RequireDtype(const ArgChecker& check, const TensorArg& tensor,
-                  const char* name, uint32_t dtypes);
-// INVALID_ARGUMENT unless a scalar used with integer `dtype` is integral.
-void RequireIntegralScalar(const ArgChecker& check, const ScalarArg& scalar,
-                           const char* name, int32_t dtype);
 
 namespace internal {
 
@@ -138,23 +107,22 @@ void ForEachElementParallel(const Shape& shape,
     ForEachElement<N>(shape, operands, body);
     return;
   }
-  RunParallel(static_cast<size_t>(jobs),
-              static_cast<double>(count) * flops_per_element,
-              [&](const auto& next_job) {
-                size_t job;
-                while (next_job(job)) {
-                  const int64_t begin = extent * static_cast<int64_t>(job) / jobs;
-                  const int64_t end =
-                      extent * (static_cast<int64_t>(job) + 1) / jobs;
-                  Shape part = shape;
-                  part.sizes[split] = end - begin;
-                  std::array<StridedOperand, N> moved = operands;
-                  for (StridedOperand& operand : moved) {
-                    operand.base += begin * operand.byte_strides[split];
-                  }
-                  ForEachElement<N>(part, moved, body);
-                }
-              });
+  RunParallel(
+      static_cast<size_t>(jobs), static_cast<double>(count) * flops_per_element,
+      [&](const auto& next_job) {
+        size_t job;
+        while (next_job(job)) {
+          const int64_t begin = extent * static_cast<int64_t>(job) / jobs;
+          const int64_t end = extent * (static_cast<int64_t>(job) + 1) / jobs;
+          Shape part = shape;
+          part.sizes[split] = end - begin;
+          std::array<StridedOperand, N> moved = operands;
+          for (StridedOperand& operand : moved) {
+            operand.base += begin * operand.byte_strides[split];
+          }
+          ForEachElement<N>(part, moved, body);
+        }
+      });
 }
 
 // Whether `operand` walks `shape` densely in row-major order, element i at
@@ -215,7 +183,7 @@ void MapElements(const TensorArg& out,
   std::array<bool, N> is_scalar{};
   std::array<M, N> scalars{};
   std::vector<std::unique_ptr<char[]>> staged;
-  operands[0] = out.operand();
+  operands[0] = Operand(out);
   [&]<size_t... K>(std::index_sequence<K...>) {
     const auto prepare = [&]<typename S>(size_t k, TypeTag<S>) {
       const ElementwiseInput& input = inputs[k];
@@ -226,17 +194,16 @@ void MapElements(const TensorArg& out,
         return;
       }
       const TensorArg& tensor = *input.tensor;
-      operands[k + 1] = tensor.operand();
+      operands[k + 1] = Operand(tensor);
       if (!out.Overlaps(tensor) || internal::SameView(out, tensor)) return;
       // Read all of it before anything is written.
       staged.push_back(std::make_unique<char[]>(
           static_cast<size_t>(tensor.num_elements) * sizeof(S)));
       const StridedOperand copy =
           ContiguousOperand(staged.back().get(), shape, sizeof(S));
-      ForEachElement<2>(shape, {copy, operands[k + 1]},
-                        [](ElementPointers<2> p) {
-                          std::memcpy(p[0], p[1], sizeof(S));
-                        });
+      ForEachElement<2>(
+          shape, {copy, operands[k + 1]},
+          [](ElementPointers<2> p) { std::memcpy(p[0], p[1], sizeof(S)); });
       operands[k + 1] = copy;
     };
     (prepare(K, TypeTag<Ins>{}), ...);
@@ -268,12 +235,13 @@ void MapElements(const TensorArg& out,
     internal::ForEachElementParallel<N + 1>(
         shape, operands, flops, [&](ElementPointers<N + 1> p) {
           Store(p[0],
-                ConvertTo<Out>(fn((is_scalar[K]
-                                       ? Load<M>(p[K + 1])
-                                       : static_cast<M>(
-                                             Widen(Load<Ins>(p[K + 1]))))...)));
+                ConvertTo<Out>(
+                    fn((is_scalar[K]
+                            ? Load<M>(p[K + 1])
+                            : static_cast<M>(Widen(Load<Ins>(p[K + 1]))))...)));
         });
-  }(std::make_index_sequence<N>{});
+  }
+  (std::make_index_sequence<N>{});
 }
 
 }  // namespace cpu_ref

@@ -1,5 +1,5 @@
 // fill(out, value): out[i] = value converted to out's dtype.
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/elementwise.h"
@@ -17,7 +17,7 @@ Stream::Operation PrepareFill(const Device& device, const hal_arg* args,
       using T = typename decltype(tag)::type;
       const T converted = value.As<T>();
       ForEachElement<1>(
-          out.shape(), {out.operand()},
+          out.shape(), {Operand(out)},
           [converted](ElementPointers<1> p) { Store(p[0], converted); });
     });
   };

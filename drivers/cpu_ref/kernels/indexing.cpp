@@ -22,10 +22,11 @@
 #include <variant>
 #include <vector>
 
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
+#include "kit/indexing_checks.h"
 
 namespace cpu_ref {
 namespace {
@@ -37,7 +38,7 @@ struct View {
 };
 
 View ViewOf(const TensorArg& tensor) {
-  View view{tensor.shape(), tensor.operand()};
+  View view{tensor.shape(), Operand(tensor)};
   if (view.shape.rank == 0) {
     view.shape.rank = 1;
     view.shape.sizes[0] = 1;
@@ -62,68 +63,14 @@ StridedOperand Pinned(StridedOperand operand, int dim) {
   return operand;
 }
 
-int CheckDim(const ArgChecker& check, int64_t dim, const TensorArg& tensor,
-             const char* name) {
-  const int rank = std::max(tensor.rank(), 1);
-  if (dim < 0 || dim >= rank) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: dim {} is out of range for {} of rank {} (must be in [0, {}))",
-         check.kernel(), dim, name, tensor.rank(), rank);
-  }
-  return static_cast<int>(dim);
-}
-
-TensorArg CheckIndex(const ArgChecker& check, uint32_t position) {
-  TensorArg index = check.Tensor(position, "index");
-  if (index.dtype() != HAL_DTYPE_I64) {
-    check.Unsupported(index, "index", "i64");
-  }
-  return index;
-}
-
-void CheckVector(const ArgChecker& check, const TensorArg& index) {
-  if (index.rank() != 1) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: index must be 1-D, got rank {}",
-         check.kernel(), index.rank());
-  }
-}
-
-void CheckNumeric(const ArgChecker& check, const TensorArg& tensor,
-                  const char* name) {
-  if (tensor.dtype() == HAL_DTYPE_BOOL) {
-    check.Unsupported(tensor, name, "numeric dtypes");
-  }
-}
-
-// Fails unless `tensor`'s sizes satisfy `ok(d, size, reference size)` in
-// every dim; `rule` says what was expected.
-template <typename Ok>
-void CheckSizes(const ArgChecker& check, const View& tensor, const char* name,
-                const View& reference, const char* reference_name,
-                const char* rule, Ok ok) {
-  if (tensor.shape.rank != reference.shape.rank) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has rank {} but {} has rank {}",
-         check.kernel(), name, tensor.shape.rank, reference_name,
-         reference.shape.rank);
-  }
-  for (int d = 0; d < tensor.shape.rank; ++d) {
-    if (!ok(d, tensor.shape.sizes[d], reference.shape.sizes[d])) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "{}: {} has size {} in dim {} but {} has {}; {}", check.kernel(),
-           name, tensor.shape.sizes[d], d, reference_name,
-           reference.shape.sizes[d], rule);
-    }
-  }
-}
-
 // Every index value in row-major order, checked against [0, bound).
 std::vector<int64_t> LoadIndices(const char* kernel, const TensorArg& index,
                                  int dim, int64_t bound) {
   std::vector<int64_t> values;
   values.reserve(index.num_elements);
-  ForEachElement<1>(
-      index.shape(), {index.operand()},
-      [&](ElementPointers<1> p) { values.push_back(Load<int64_t>(p[0])); });
+  ForEachElement<1>(index.shape(), {Operand(index)}, [&](ElementPointers<1> p) {
+    values.push_back(Load<int64_t>(p[0]));
+  });
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] < 0 || values[i] >= bound) {
       Fail(HAL_STATUS_INVALID_ARGUMENT,
@@ -175,11 +122,6 @@ void WriteThroughStaging(const TensorArg& out, bool overlaps,
 
 // --- index_select(out, in, dim, index) -------------------------------------
 
-struct IndexSelectPlan {
-  TensorArg out, in, index;
-  int dim = 0;
-};
-
 void RunIndexSelect(const IndexSelectPlan& plan) {
   const View out = ViewOf(plan.out);
   const View in = ViewOf(plan.in);
@@ -205,23 +147,7 @@ void RunIndexSelect(const IndexSelectPlan& plan) {
 Stream::Operation PrepareIndexSelect(const Device& device, const hal_arg* args,
                                      uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_INDEX_SELECT, device, args, num_args, 4);
-  IndexSelectPlan plan{check.Tensor(0, "out"), check.Tensor(1, "in"),
-                       CheckIndex(check, 3), 0};
-  plan.dim = CheckDim(check, check.Int(2, "dim"), plan.in, "in");
-  check.SameDtype(plan.out, "out", plan.in, "in");
-  CheckVector(check, plan.index);
-  if (plan.out.rank() != plan.in.rank()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "index_select: out has rank {} but in has "
-         "rank {}",
-         plan.out.rank(), plan.in.rank());
-  }
-  const int64_t selected = plan.index.tensor.sizes[0];
-  CheckSizes(check, ViewOf(plan.out), "out", ViewOf(plan.in), "in",
-             "out must be in's shape with dim's size = index's length",
-             [&](int d, int64_t size, int64_t in_size) {
-               return size == (d == plan.dim ? selected : in_size);
-             });
+  const IndexSelectPlan plan = CheckIndexSelect(check);
   return [plan] { RunIndexSelect(plan); };
 }
 
@@ -250,23 +176,7 @@ struct AddScaled {
   std::conditional_t<kIsFloating<T>, ComputeType<T>, uint64_t> scale;
 };
 
-void CheckAlpha(const ArgChecker& check, const TensorArg& self,
-                const ScalarArg& alpha) {
-  if (!IsFloatingDtype(self.dtype()) && !alpha.is_integer &&
-      !(std::isfinite(alpha.f64) && std::trunc(alpha.f64) == alpha.f64)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: alpha {} must be integral for {} tensors", check.kernel(),
-         alpha.f64, DtypeName(self.dtype()));
-  }
-}
-
 // --- index_add(self, dim, index, source, alpha) -----------------------------
-
-struct IndexAddPlan {
-  TensorArg self, index, source;
-  ScalarArg alpha;
-  int dim = 0;
-};
 
 template <typename T>
 void RunIndexAdd(const IndexAddPlan& plan) {
@@ -293,24 +203,7 @@ void RunIndexAdd(const IndexAddPlan& plan) {
 Stream::Operation PrepareIndexAdd(const Device& device, const hal_arg* args,
                                   uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_INDEX_ADD, device, args, num_args, 5);
-  IndexAddPlan plan{check.Tensor(0, "self"), CheckIndex(check, 2),
-                    check.Tensor(3, "source"), check.Scalar(4, "alpha"), 0};
-  plan.dim = CheckDim(check, check.Int(1, "dim"), plan.self, "self");
-  check.SameDtype(plan.source, "source", plan.self, "self");
-  CheckNumeric(check, plan.self, "self");
-  CheckAlpha(check, plan.self, plan.alpha);
-  CheckVector(check, plan.index);
-  if (plan.source.rank() != plan.self.rank()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "index_add: source has rank {} but self has rank {}",
-         plan.source.rank(), plan.self.rank());
-  }
-  const int64_t added = plan.index.tensor.sizes[0];
-  CheckSizes(check, ViewOf(plan.source), "source", ViewOf(plan.self), "self",
-             "source must be self's shape with dim's size = index's length",
-             [&](int d, int64_t size, int64_t self_size) {
-               return size == (d == plan.dim ? added : self_size);
-             });
+  const IndexAddPlan plan = CheckIndexAdd(check);
   return [plan] {
     VisitDtype(plan.self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -322,11 +215,6 @@ Stream::Operation PrepareIndexAdd(const Device& device, const hal_arg* args,
 }
 
 // --- gather(out, in, dim, index) ---------------------------------------------
-
-struct GatherPlan {
-  TensorArg out, in, index;
-  int dim = 0;
-};
 
 void RunGather(const GatherPlan& plan) {
   const View out = ViewOf(plan.out);
@@ -351,26 +239,11 @@ void RunGather(const GatherPlan& plan) {
 Stream::Operation PrepareGather(const Device& device, const hal_arg* args,
                                 uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_GATHER, device, args, num_args, 4);
-  GatherPlan plan{check.Tensor(0, "out"), check.Tensor(1, "in"),
-                  CheckIndex(check, 3), 0};
-  plan.dim = CheckDim(check, check.Int(2, "dim"), plan.in, "in");
-  check.SameDtype(plan.out, "out", plan.in, "in");
-  check.SameShape(plan.out, "out", plan.index, "index");
-  CheckSizes(check, ViewOf(plan.index), "index", ViewOf(plan.in), "in",
-             "index may not exceed in's size except in dim",
-             [&](int d, int64_t size, int64_t in_size) {
-               return d == plan.dim || size <= in_size;
-             });
+  const GatherPlan plan = CheckGather(check);
   return [plan] { RunGather(plan); };
 }
 
 // --- scatter(self, dim, index, src) and scatter_add(self, dim, index, src) --
-
-struct ScatterPlan {
-  TensorArg self, index;
-  std::variant<TensorArg, ScalarArg> src;
-  int dim = 0;
-};
 
 // Calls write(destination, source) for each element of index in row-major
 // order; source is the matching src element (or the scalar, converted).
@@ -402,33 +275,10 @@ void RunScatter(const char* kernel, const ScatterPlan& plan, Write write) {
                     });
 }
 
-ScatterPlan CheckScatter(const ArgChecker& check, const hal_arg* args,
-                         bool scalar_allowed) {
-  ScatterPlan plan{check.Tensor(0, "self"), CheckIndex(check, 2), {}, 0};
-  plan.dim = CheckDim(check, check.Int(1, "dim"), plan.self, "self");
-  if (args[3].kind == HAL_ARG_TENSOR || !scalar_allowed) {
-    const TensorArg src = check.Tensor(3, "src");
-    check.SameDtype(src, "src", plan.self, "self");
-    CheckSizes(
-        check, ViewOf(plan.index), "index", ViewOf(src), "src",
-        "index may not exceed src's size",
-        [](int, int64_t size, int64_t src_size) { return size <= src_size; });
-    plan.src = src;
-  } else {
-    plan.src = check.Scalar(3, "src");
-  }
-  CheckSizes(check, ViewOf(plan.index), "index", ViewOf(plan.self), "self",
-             "index may not exceed self's size except in dim",
-             [&](int d, int64_t size, int64_t self_size) {
-               return d == plan.dim || size <= self_size;
-             });
-  return plan;
-}
-
 Stream::Operation PrepareScatter(const Device& device, const hal_arg* args,
                                  uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SCATTER, device, args, num_args, 4);
-  const ScatterPlan plan = CheckScatter(check, args, /*scalar_allowed=*/true);
+  const ScatterPlan plan = CheckScatter(check);
   return [plan] {
     VisitDtype(plan.self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -443,8 +293,7 @@ Stream::Operation PrepareScatter(const Device& device, const hal_arg* args,
 Stream::Operation PrepareScatterAdd(const Device& device, const hal_arg* args,
                                     uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SCATTER_ADD, device, args, num_args, 4);
-  const ScatterPlan plan = CheckScatter(check, args, /*scalar_allowed=*/false);
-  CheckNumeric(check, plan.self, "self");
+  const ScatterPlan plan = CheckScatterAdd(check);
   return [plan] {
     VisitDtype(plan.self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

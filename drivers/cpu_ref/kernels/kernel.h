@@ -10,12 +10,11 @@
 #include <span>
 #include <vector>
 
+#include "device.h"
 #include "hal/driver.h"
 #include "stream.h"
 
 namespace cpu_ref {
-
-class Device;
 
 struct KernelDef {
   const char* name;

@@ -16,13 +16,12 @@
 #include <optional>
 #include <vector>
 
-#include <fmt/ranges.h>
-
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/nn.h"
 #include "kernels/parallel.h"
+#include "kit/nn_checks.h"
 
 namespace cpu_ref {
 namespace {
@@ -37,7 +36,7 @@ struct Rows {
 
 Rows SplitRows(const TensorArg& tensor, int inner_rank) {
   const Shape shape = tensor.shape();
-  const StridedOperand operand = tensor.operand();
+  const StridedOperand operand = Operand(tensor);
   const int outer_rank = shape.rank - inner_rank;
   Rows rows;
   Shape outer;
@@ -81,69 +80,6 @@ std::vector<double> LoadAll(const TensorArg& tensor) {
     LoadRow<T>(SplitRows(tensor, tensor.rank()), 0, values.data());
   }
   return values;
-}
-
-// Fails unless `tensor` has exactly `sizes`.
-void ExpectSizes(const ArgChecker& check, const TensorArg& tensor,
-                 const char* name, const Shape& sizes, const char* what) {
-  const Shape actual = tensor.shape();
-  bool same = actual.rank == sizes.rank;
-  for (int d = 0; same && d < sizes.rank; ++d) {
-    same = actual.sizes[d] == sizes.sizes[d];
-  }
-  if (!same) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: {} has shape [{}] but must be [{}] ({})", check.kernel(), name,
-         fmt::join(actual.sizes.begin(), actual.sizes.begin() + actual.rank,
-                   ", "),
-         fmt::join(sizes.sizes.begin(), sizes.sizes.begin() + sizes.rank, ", "),
-         what);
-  }
-}
-
-// The shapes a layer-norm launch is checked against.
-struct NormShapes {
-  int normalized_ndim = 0;
-  Shape stats;       // in's shape with the normalized dims set to 1
-  Shape normalized;  // in's trailing normalized_ndim sizes
-  int64_t rows = 0;
-  int64_t row_size = 0;
-};
-
-NormShapes CheckNormShapes(const ArgChecker& check, const TensorArg& in,
-                           int64_t normalized_ndim) {
-  if (!IsFloatingDtype(in.dtype())) {
-    check.Unsupported(in, "in", "f32, f64, f16, bf16");
-  }
-  if (normalized_ndim < 1 || normalized_ndim > in.rank()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: normalized_ndim {} must lie in [1, {}] (in's rank)",
-         check.kernel(), normalized_ndim, in.rank());
-  }
-  NormShapes shapes;
-  shapes.normalized_ndim = static_cast<int>(normalized_ndim);
-  shapes.stats = in.shape();
-  const int outer_rank = in.rank() - shapes.normalized_ndim;
-  shapes.normalized.rank = shapes.normalized_ndim;
-  shapes.rows = 1;
-  shapes.row_size = 1;
-  for (int d = 0; d < in.rank(); ++d) {
-    if (d < outer_rank) {
-      shapes.rows *= in.shape().sizes[d];
-    } else {
-      shapes.normalized.sizes[d - outer_rank] = in.shape().sizes[d];
-      shapes.row_size *= in.shape().sizes[d];
-      shapes.stats.sizes[d] = 1;
-    }
-  }
-  return shapes;
-}
-
-void CheckLike(const ArgChecker& check, const TensorArg& tensor,
-               const char* name, const TensorArg& in, const Shape& sizes,
-               const char* what) {
-  check.SameDtype(tensor, name, in, "in");
-  ExpectSizes(check, tensor, name, sizes, what);
 }
 
 struct LayerNormPlan {

@@ -20,11 +20,12 @@
 #include <utility>
 #include <vector>
 
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kit/linalg_checks.h"
 
 namespace cpu_ref {
 namespace {
@@ -238,10 +239,10 @@ void RunMatmul(const MatmulArgs& args) {
   Shape batch;
   batch.rank = rank - 2;
   std::copy_n(out_t.sizes, batch.rank, batch.sizes.begin());
-  const StridedOperand out_op = out.operand();
-  const StridedOperand a_op = args.a.operand();
-  const StridedOperand b_op = args.b.operand();
-  const StridedOperand c_op = args.c ? args.c->operand() : out_op;
+  const StridedOperand out_op = Operand(out);
+  const StridedOperand a_op = Operand(args.a);
+  const StridedOperand b_op = Operand(args.b);
+  const StridedOperand c_op = args.c ? Operand(*args.c) : out_op;
 
   // One job per (batch, kMc row block): jobs write disjoint rows of `out`.
   std::vector<MatmulJob> jobs;
@@ -276,48 +277,8 @@ void RunMatmul(const MatmulArgs& args) {
                 }
               });
   if (staged) {
-    ForEachElement<2>(out.shape(), {args.out.operand(), out.operand()},
+    ForEachElement<2>(out.shape(), {Operand(args.out), Operand(out)},
                       [](ElementPointers<2> q) { Store(q[0], Load<T>(q[1])); });
-  }
-}
-
-// Validates out, a and b (and c when given) of a matmul or addmm launch.
-void CheckMatmul(const ArgChecker& check, const MatmulArgs& t) {
-  const char* kernel = check.kernel();
-  check.SameDtype(t.a, "a", t.out, "out");
-  check.SameDtype(t.b, "b", t.out, "out");
-  if (t.c) {
-    check.SameDtype(*t.c, "c", t.out, "out");
-  }
-  if (!IsFloatingDtype(t.out.dtype())) {
-    check.Unsupported(t.out, "out", "f32, f16, bf16, f64");
-  }
-  const int rank = t.out.rank();
-  if (rank < 2 || t.a.rank() != rank || t.b.rank() != rank) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: out, a and b must share one rank >= 2, got {}, {} and {}",
-         kernel, rank, t.a.rank(), t.b.rank());
-  }
-  if (t.c) {
-    check.SameShape(*t.c, "c", t.out, "out");
-  }
-  const int64_t* o = t.out.tensor.sizes;
-  const int64_t* a = t.a.tensor.sizes;
-  const int64_t* b = t.b.tensor.sizes;
-  for (int d = 0; d < rank - 2; ++d) {
-    if (a[d] != o[d] || b[d] != o[d]) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "{}: batch dim {} differs: out {}, a {}, b {} (broadcast with "
-           "stride 0)",
-           kernel, d, o[d], a[d], b[d]);
-    }
-  }
-  const int mi = rank - 2;
-  const int ni = rank - 1;
-  if (a[mi] != o[mi] || b[ni] != o[ni] || a[ni] != b[mi]) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: out [{}, {}] = a [{}, {}] x b [{}, {}] has mismatched sizes",
-         kernel, o[mi], o[ni], a[mi], a[ni], b[mi], b[ni]);
   }
 }
 
@@ -337,7 +298,7 @@ Stream::Operation PrepareMatmul(const Device& device, const hal_arg* args,
   ArgChecker check(HAL_KERNEL_MATMUL, device, args, num_args, 3);
   MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
                check.Tensor(2, "b"), std::nullopt};
-  CheckMatmul(check, t);
+  driver_kit::CheckMatmul(check, t.out, t.a, t.b, nullptr);
   return Enqueue(t);
 }
 
@@ -348,7 +309,7 @@ Stream::Operation PrepareAddmm(const Device& device, const hal_arg* args,
                check.Tensor(3, "b"), check.Tensor(1, "c")};
   t.beta = check.Scalar(4, "beta").As<double>();
   t.alpha = check.Scalar(5, "alpha").As<double>();
-  CheckMatmul(check, t);
+  driver_kit::CheckMatmul(check, t.out, t.a, t.b, &*t.c);
   if (t.beta == 0) {
     t.c.reset();  // c is not read at all: its NaNs stay out
   }

@@ -12,83 +12,22 @@
 #include <string>
 #include <vector>
 
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/nn.h"
+#include "kit/nn_checks.h"
 
 namespace cpu_ref {
 namespace {
 
-enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
-
-// What both kernels share: the class-score layout ([N, C] or [C]), targets
-// and weights.
-struct NllArgs {
-  TensorArg scores;  // in (forward) or grad_in (backward)
-  TensorArg target;
-  std::optional<TensorArg> weight;
-  int64_t reduction = kNone;
-  int64_t ignore_index = 0;
-
-  int64_t samples() const {
-    return scores.rank() == 2 ? scores.tensor.sizes[0] : 1;
-  }
-  int64_t classes() const { return scores.tensor.sizes[scores.rank() - 1]; }
-  // out (forward) and grad_out (backward) are [N] only for reduction none
-  // of a 2-D input; rank 0 otherwise.
-  bool per_sample() const { return reduction == kNone && scores.rank() == 2; }
-  char* score(int64_t sample, int64_t target_class) const {
-    const hal_tensor& t = scores.tensor;
-    const int64_t offset =
-        t.rank == 2 ? sample * t.strides[0] + target_class * t.strides[1]
-                    : target_class * t.strides[0];
-    return reinterpret_cast<char*>(t.data) + offset * scores.element_size;
-  }
-};
-
-// Fails unless `tensor` is [length], or rank 0 when `length` is nullopt.
-void ExpectShape(const TensorArg& tensor, const char* kernel, const char* name,
-                 std::optional<int64_t> length) {
-  const bool ok = length
-                      ? tensor.rank() == 1 && tensor.tensor.sizes[0] == *length
-                      : tensor.rank() == 0;
-  if (!ok) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} must have shape {}", kernel, name,
-         length ? fmt::format("[{}]", *length) : "[] (rank 0)");
-  }
-}
-
-NllArgs CheckNll(const ArgChecker& check, TensorArg scores,
-                 const char* scores_name, uint32_t target_index,
-                 uint32_t weight_index, uint32_t reduction_index) {
-  NllArgs nll{scores, check.Tensor(target_index, "target"),
-              check.OptionalTensor(weight_index, "weight"),
-              check.Int(reduction_index, "reduction"),
-              check.Int(reduction_index + 1, "ignore_index")};
-  if (!IsFloatingDtype(scores.dtype())) {
-    check.Unsupported(scores, scores_name, "f32, f64, f16, bf16");
-  }
-  if (scores.rank() != 1 && scores.rank() != 2) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: {} must be [N, C] or [C], got rank {}", check.kernel(),
-         scores_name, scores.rank());
-  }
-  if (nll.target.dtype() != HAL_DTYPE_I64) {
-    check.Unsupported(nll.target, "target", "i64");
-  }
-  ExpectShape(nll.target, check.kernel(), "target",
-              scores.rank() == 2 ? std::optional(nll.samples()) : std::nullopt);
-  if (nll.weight) {
-    check.SameDtype(*nll.weight, "weight", scores, scores_name);
-    ExpectShape(*nll.weight, check.kernel(), "weight", nll.classes());
-  }
-  if (nll.reduction < kNone || nll.reduction > kSum) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: reduction {} must be 0 (none), 1 (mean) or 2 (sum)",
-         check.kernel(), nll.reduction);
-  }
-  return nll;
+// The class score of `sample` at `target_class` in nll.scores.
+char* Score(const NllArgs& nll, int64_t sample, int64_t target_class) {
+  const hal_tensor& t = nll.scores.tensor;
+  const int64_t offset =
+      t.rank == 2 ? sample * t.strides[0] + target_class * t.strides[1]
+                  : target_class * t.strides[0];
+  return reinterpret_cast<char*>(t.data) + offset * nll.scores.element_size;
 }
 
 // The targets, each checked against [0, C) unless it is ignore_index.
@@ -96,7 +35,7 @@ std::vector<int64_t> LoadTargets(const NllArgs& nll, const char* kernel) {
   std::vector<int64_t> targets;
   targets.reserve(nll.samples());
   ForEachElement<1>(
-      nll.target.shape(), {nll.target.operand()},
+      nll.target.shape(), {Operand(nll.target)},
       [&](ElementPointers<1> p) { targets.push_back(Load<int64_t>(p[0])); });
   for (size_t i = 0; i < targets.size(); ++i) {
     const int64_t t = targets[i];
@@ -134,7 +73,7 @@ template <typename T>
 void StoreAll(const TensorArg& tensor, const std::vector<double>& values) {
   size_t next = 0;
   ForEachElement<1>(
-      tensor.shape(), {tensor.operand()},
+      tensor.shape(), {Operand(tensor)},
       [&](ElementPointers<1> p) { Store(p[0], ConvertTo<T>(values[next++])); });
 }
 
@@ -151,8 +90,8 @@ void RunNllLoss(const NllLossPlan& plan) {
   std::vector<double> losses(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i] != nll.ignore_index) {
-      losses[i] = -weights[i] *
-                  static_cast<double>(Widen(Load<T>(nll.score(i, targets[i]))));
+      losses[i] = -weights[i] * static_cast<double>(
+                                    Widen(Load<T>(Score(nll, i, targets[i]))));
     }
   }
   if (nll.per_sample()) {
@@ -166,7 +105,8 @@ void RunNllLoss(const NllLossPlan& plan) {
     total_weight += weights[i];
   }
   // Mean of nothing (all ignored) is 0 / 0 = NaN, as in torch.
-  StoreAll<T>(plan.out, {nll.reduction == kMean ? loss / total_weight : loss});
+  StoreAll<T>(plan.out,
+              {nll.reduction == kNllMean ? loss / total_weight : loss});
   StoreAll<T>(plan.total_weight, {total_weight});
 }
 
@@ -177,10 +117,10 @@ Stream::Operation PrepareNllLoss(const Device& device, const hal_arg* args,
                    CheckNll(check, check.Tensor(2, "in"), "in", 3, 4, 5)};
   check.SameDtype(plan.out, "out", plan.nll.scores, "in");
   check.SameDtype(plan.total_weight, "total_weight", plan.nll.scores, "in");
-  ExpectShape(
-      plan.out, check.kernel(), "out",
+  ExpectNllShape(
+      check, plan.out, "out",
       plan.nll.per_sample() ? std::optional(plan.nll.samples()) : std::nullopt);
-  ExpectShape(plan.total_weight, check.kernel(), "total_weight", std::nullopt);
+  ExpectNllShape(check, plan.total_weight, "total_weight", std::nullopt);
   return [plan] {
     VisitDtype(plan.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -207,26 +147,26 @@ void RunNllLossBackward(const NllLossBackwardPlan& plan) {
   const std::vector<double> weights = SampleWeights<T>(nll, targets);
   std::vector<double> grad_out;
   ForEachElement<1>(
-      plan.grad_out.shape(), {plan.grad_out.operand()},
+      plan.grad_out.shape(), {Operand(plan.grad_out)},
       [&](ElementPointers<1> p) {
         grad_out.push_back(static_cast<double>(Widen(Load<T>(p[0]))));
       });
   double total_weight = 0;
-  ForEachElement<1>(plan.total_weight.shape(), {plan.total_weight.operand()},
+  ForEachElement<1>(plan.total_weight.shape(), {Operand(plan.total_weight)},
                     [&](ElementPointers<1> p) {
                       total_weight = static_cast<double>(Widen(Load<T>(p[0])));
                     });
   std::vector<double> grads(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     const double g = grad_out[nll.per_sample() ? i : 0];
-    grads[i] = weights[i] * -(nll.reduction == kMean ? g / total_weight : g);
+    grads[i] = weights[i] * -(nll.reduction == kNllMean ? g / total_weight : g);
   }
   // Zero everything, then place the target entries (the writes are staged
   // values, so grad_in may overlap the inputs).
   StoreAll<T>(nll.scores, std::vector<double>(nll.scores.num_elements, 0.0));
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i] != nll.ignore_index) {
-      Store(nll.score(i, targets[i]), ConvertTo<T>(grads[i]));
+      Store(Score(nll, i, targets[i]), ConvertTo<T>(grads[i]));
     }
   }
 }
@@ -241,10 +181,10 @@ Stream::Operation PrepareNllLossBackward(const Device& device,
   check.SameDtype(plan.grad_out, "grad_out", plan.nll.scores, "grad_in");
   check.SameDtype(plan.total_weight, "total_weight", plan.nll.scores,
                   "grad_in");
-  ExpectShape(
-      plan.grad_out, check.kernel(), "grad_out",
+  ExpectNllShape(
+      check, plan.grad_out, "grad_out",
       plan.nll.per_sample() ? std::optional(plan.nll.samples()) : std::nullopt);
-  ExpectShape(plan.total_weight, check.kernel(), "total_weight", std::nullopt);
+  ExpectNllShape(check, plan.total_weight, "total_weight", std::nullopt);
   return [plan] {
     VisitDtype(plan.nll.scores.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

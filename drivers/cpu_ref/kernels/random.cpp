@@ -13,12 +13,13 @@
 #include <optional>
 #include <vector>
 
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
+#include "kit/random_checks.h"
 
 namespace cpu_ref {
 namespace {
@@ -27,28 +28,8 @@ constexpr double kTwoPow24 = 16777216.0;
 constexpr int64_t kBlocksPerJob = 4096;
 
 // The 24 high bits of a word as a double in [0, 1).
-double Unit(uint32_t word) { return static_cast<double>(word >> 8) / kTwoPow24; }
-
-struct RandomStream {
-  uint64_t seed;
-  uint64_t offset;  // first block
-};
-
-RandomStream CheckStream(const ArgChecker& check) {
-  const int64_t seed = check.Int(1, "seed");
-  const int64_t offset = check.Int(2, "offset");
-  if (offset < 0) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: offset {} must be >= 0",
-         check.kernel(), offset);
-  }
-  return {static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)};
-}
-
-void RequireFloating(const ArgChecker& check, const TensorArg& tensor,
-                     const char* name) {
-  if (!IsFloatingDtype(tensor.dtype())) {
-    check.Unsupported(tensor, name, "f32, f64, f16, bf16");
-  }
+double Unit(uint32_t word) {
+  return static_cast<double>(word >> 8) / kTwoPow24;
 }
 
 // values[i] = value(words of block offset + i / 4, i % 4) for i < count.
@@ -59,21 +40,22 @@ std::vector<double> Generate(const RandomStream& stream, int64_t count,
   std::vector<double> values(static_cast<size_t>(count));
   const int64_t blocks = (count + 3) / 4;
   const int64_t jobs = (blocks + kBlocksPerJob - 1) / kBlocksPerJob;
-  RunParallel(static_cast<size_t>(jobs), cost * static_cast<double>(count),
-              [&](const auto& next_job) {
-                size_t job;
-                while (next_job(job)) {
-                  const int64_t first = static_cast<int64_t>(job) * kBlocksPerJob;
-                  const int64_t last = std::min(blocks, first + kBlocksPerJob);
-                  for (int64_t block = first; block < last; ++block) {
-                    const PhiloxWords words = PhiloxBlock(
-                        stream.seed, stream.offset + static_cast<uint64_t>(block));
-                    for (int64_t j = 0; j < 4 && 4 * block + j < count; ++j) {
-                      values[4 * block + j] = value(words, static_cast<int>(j));
-                    }
-                  }
-                }
-              });
+  RunParallel(
+      static_cast<size_t>(jobs), cost * static_cast<double>(count),
+      [&](const auto& next_job) {
+        size_t job;
+        while (next_job(job)) {
+          const int64_t first = static_cast<int64_t>(job) * kBlocksPerJob;
+          const int64_t last = std::min(blocks, first + kBlocksPerJob);
+          for (int64_t block = first; block < last; ++block) {
+            const PhiloxWords words = PhiloxBlock(
+                stream.seed, stream.offset + static_cast<uint64_t>(block));
+            for (int64_t j = 0; j < 4 && 4 * block + j < count; ++j) {
+              values[4 * block + j] = value(words, static_cast<int>(j));
+            }
+          }
+        }
+      });
   return values;
 }
 
@@ -82,7 +64,7 @@ template <typename T, typename Convert>
 void StoreAll(const TensorArg& out, const std::vector<double>& values,
               Convert convert) {
   size_t next = 0;
-  ForEachElement<1>(out.shape(), {out.operand()}, [&](ElementPointers<1> p) {
+  ForEachElement<1>(out.shape(), {Operand(out)}, [&](ElementPointers<1> p) {
     Store(p[0], convert(values[next++]));
   });
 }
@@ -90,16 +72,9 @@ void StoreAll(const TensorArg& out, const std::vector<double>& values,
 Stream::Operation PrepareUniform(const Device& device, const hal_arg* args,
                                  uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_UNIFORM, device, args, num_args, 5);
-  const TensorArg out = check.Tensor(0, "out");
-  const RandomStream stream = CheckStream(check);
-  const double low = check.Scalar(3, "low").As<double>();
-  const double high = check.Scalar(4, "high").As<double>();
-  RequireFloating(check, out, "out");
-  if (!(low <= high) || !std::isfinite(high - low)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "uniform: needs finite low <= high, got [{}, {})", low, high);
-  }
-  return [out, stream, low, high] {
+  const UniformArgs uniform = CheckUniform(check);
+  return [out = uniform.out, stream = uniform.stream, low = uniform.low,
+          high = uniform.high] {
     const std::vector<double> values =
         Generate(stream, out.num_elements, 10,
                  [low, high](const PhiloxWords& words, int j) {
@@ -124,17 +99,9 @@ Stream::Operation PrepareUniform(const Device& device, const hal_arg* args,
 Stream::Operation PrepareNormal(const Device& device, const hal_arg* args,
                                 uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_NORMAL, device, args, num_args, 5);
-  const TensorArg out = check.Tensor(0, "out");
-  const RandomStream stream = CheckStream(check);
-  const double mean = check.Scalar(3, "mean").As<double>();
-  const double std = check.Scalar(4, "std").As<double>();
-  RequireFloating(check, out, "out");
-  if (!std::isfinite(mean) || !std::isfinite(std) || std < 0) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "normal: needs finite mean and std >= 0, got mean {} std {}", mean,
-         std);
-  }
-  return [out, stream, mean, std] {
+  const NormalArgs normal = CheckNormal(check);
+  return [out = normal.out, stream = normal.stream, mean = normal.mean,
+          std = normal.std] {
     // Box-Muller on the word pairs (0, 1) and (2, 3) of each block: the
     // even element of a pair takes the cosine, the odd one the sine.
     const std::vector<double> values = Generate(
@@ -146,14 +113,15 @@ Stream::Operation PrepareNormal(const Device& device, const hal_arg* args,
           const double u2 = Unit(words[pair + 1]);
           const double radius = std::sqrt(-2.0 * std::log(u1));
           const double angle = 2.0 * std::numbers::pi * u2;
-          const double z = radius * ((j & 1) == 0 ? std::cos(angle)
-                                                  : std::sin(angle));
+          const double z =
+              radius * ((j & 1) == 0 ? std::cos(angle) : std::sin(angle));
           return mean + std * z;
         });
     VisitDtype(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        StoreAll<T>(out, values, [](double value) { return ConvertTo<T>(value); });
+        StoreAll<T>(out, values,
+                    [](double value) { return ConvertTo<T>(value); });
       }
     });
   };
@@ -162,37 +130,21 @@ Stream::Operation PrepareNormal(const Device& device, const hal_arg* args,
 Stream::Operation PrepareBernoulli(const Device& device, const hal_arg* args,
                                    uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_BERNOULLI, device, args, num_args, 4);
-  const TensorArg out = check.Tensor(0, "out");
-  const RandomStream stream = CheckStream(check);
-  if (!IsFloatingDtype(out.dtype()) && out.dtype() != HAL_DTYPE_BOOL) {
-    check.Unsupported(out, "out", "f32, f64, f16, bf16, bool");
-  }
-  std::optional<TensorArg> p_tensor;
-  double p_scalar = 0;
-  if (check.Kind(3) == HAL_ARG_TENSOR) {
-    p_tensor = check.Tensor(3, "p");
-    RequireFloating(check, *p_tensor, "p");
-    check.SameShape(*p_tensor, "p", out, "out");
-  } else {
-    p_scalar = check.Scalar(3, "p").As<double>();
-    if (!(p_scalar >= 0 && p_scalar <= 1)) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "bernoulli: p {} is outside [0, 1]",
-           p_scalar);
-    }
-  }
-  return [out, stream, p_tensor, p_scalar] {
-    const std::vector<double> draws =
-        Generate(stream, out.num_elements, 4,
-                 [](const PhiloxWords& words, int j) { return Unit(words[j]); });
+  const BernoulliArgs bernoulli = CheckBernoulli(check);
+  return [out = bernoulli.out, stream = bernoulli.stream,
+          p_tensor = bernoulli.p_tensor, p_scalar = bernoulli.p_scalar] {
+    const std::vector<double> draws = Generate(
+        stream, out.num_elements, 4,
+        [](const PhiloxWords& words, int j) { return Unit(words[j]); });
     std::vector<double> p(p_tensor ? draws.size() : 0);
     if (p_tensor) {
       VisitDtype(p_tensor->dtype(), [&](auto tag) {
         using P = typename decltype(tag)::type;
         size_t next = 0;
-        ForEachElement<1>(p_tensor->shape(), {p_tensor->operand()},
-                          [&](ElementPointers<1> e) {
-                            p[next++] = static_cast<double>(Widen(Load<P>(e[0])));
-                          });
+        ForEachElement<1>(
+            p_tensor->shape(), {Operand(*p_tensor)}, [&](ElementPointers<1> e) {
+              p[next++] = static_cast<double>(Widen(Load<P>(e[0])));
+            });
       });
     }
     VisitDtype(out.dtype(), [&](auto tag) {
@@ -210,8 +162,8 @@ Stream::Operation PrepareBernoulli(const Device& device, const hal_arg* args,
 const KernelDef kUniformKernel{HAL_KERNEL_UNIFORM, PrepareUniform};
 const KernelDef kNormalKernel{HAL_KERNEL_NORMAL, PrepareNormal};
 const KernelDef kBernoulliKernel{HAL_KERNEL_BERNOULLI, PrepareBernoulli};
-constexpr const KernelDef* kRandomKernels[] = {
-    &kUniformKernel, &kNormalKernel, &kBernoulliKernel};
+constexpr const KernelDef* kRandomKernels[] = {&kUniformKernel, &kNormalKernel,
+                                               &kBernoulliKernel};
 
 }  // namespace
 

@@ -15,10 +15,11 @@
 #include <functional>
 #include <vector>
 
-#include "dtype.h"
+#include "common.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kit/reduction_checks.h"
 
 namespace cpu_ref {
 
@@ -43,21 +44,12 @@ struct ReducePlan {
   }
 };
 
-// Builds the plan of a keepdim reduction of `in` into `out` (validated:
-// same rank, each out size equal to in's or 1). With `nonempty_reduced`,
-// reducing a dim of size 0 is INVALID_ARGUMENT (amax: no identity).
+// Builds the plan of a keepdim reduction of `in` into `out`, validated by
+// driver_kit::CheckKeepdim (kit/reduction_checks.h, which also has the
+// `dim` checks these kernels use).
 ReducePlan KeepdimPlan(const ArgChecker& check, const TensorArg& out,
                        const char* out_name, const TensorArg& in,
                        bool nonempty_reduced);
-
-// Reads and checks a `dim` argument for `in`: in [0, rank), or 0 for a
-// rank-0 tensor.
-int64_t DimArg(const ArgChecker& check, uint32_t index, const TensorArg& in);
-
-// Checks that `out` has `in`'s shape with sizes[dim] = 1 (keepdim form of a
-// reduction along `dim`).
-void CheckReducedAlong(const ArgChecker& check, const TensorArg& out,
-                       const char* out_name, const TensorArg& in, int64_t dim);
 
 // The plan reducing `in` along `dim` alone. A rank-0 `in` is a line of one.
 ReducePlan DimPlan(const TensorArg& in, int64_t dim);
@@ -109,10 +101,10 @@ void ParallelChunks(int64_t count, double cost_per_item, Fn&& fn) {
   }
   const double total = static_cast<double>(count) * cost_per_item;
   // Several chunks per thread's worth of work, for load balance.
-  const int64_t chunk = std::clamp<int64_t>(
-      static_cast<int64_t>(kMinFlopsPerThread / 4 /
-                           std::max(cost_per_item, 1.0)),
-      1, count);
+  const int64_t chunk =
+      std::clamp<int64_t>(static_cast<int64_t>(kMinFlopsPerThread / 4 /
+                                               std::max(cost_per_item, 1.0)),
+                          1, count);
   const size_t jobs = static_cast<size_t>((count + chunk - 1) / chunk);
   RunParallel(jobs, total, [&](const std::function<bool(size_t&)>& next_job) {
     size_t job;
@@ -146,7 +138,7 @@ template <typename Out, typename Result, typename Convert>
 void StoreResults(const TensorArg& out, const std::vector<Result>& results,
                   Convert&& convert) {
   size_t next = 0;
-  ForEachElement<1>(out.shape(), {out.operand()}, [&](ElementPointers<1> p) {
+  ForEachElement<1>(out.shape(), {Operand(out)}, [&](ElementPointers<1> p) {
     Store(p[0], convert(results[next++]));
   });
 }

@@ -11,77 +11,36 @@
 #include <type_traits>
 #include <vector>
 
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
 #include "kernels/reduce.h"
+#include "kit/reduction_checks.h"
 
 namespace cpu_ref {
 
 ReducePlan KeepdimPlan(const ArgChecker& check, const TensorArg& out,
                        const char* out_name, const TensorArg& in,
                        bool nonempty_reduced) {
-  if (out.rank() != in.rank()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has rank {} but in has rank {}",
-         check.kernel(), out_name, out.rank(), in.rank());
-  }
   ReducePlan plan;
   plan.outer = out.shape();
-  plan.reduced.rank = in.rank();
-  plan.in = in.operand();
-  plan.in_per_out = in.operand();
+  plan.reduced =
+      driver_kit::CheckKeepdim(check, out, out_name, in, nonempty_reduced);
+  plan.in = Operand(in);
+  plan.in_per_out = Operand(in);
   for (int d = 0; d < in.rank(); ++d) {
-    const int64_t out_size = out.tensor.sizes[d];
-    const int64_t in_size = in.tensor.sizes[d];
-    if (out_size == in_size && out_size != 1) {
-      plan.reduced.sizes[d] = 1;
-    } else if (out_size == 1) {
-      if (in_size == 0 && nonempty_reduced) {
-        Fail(HAL_STATUS_INVALID_ARGUMENT,
-             "{}: cannot reduce dim {} of size 0 (the reduction has no "
-             "identity)",
-             check.kernel(), d);
-      }
-      plan.reduced.sizes[d] = in_size;
+    if (plan.reduced.sizes[d] != 1) {
       plan.in_per_out.byte_strides[d] = 0;
-    } else {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "{}: {} size {} in dim {} must be 1 or in's size {}",
-           check.kernel(), out_name, out_size, d, in_size);
     }
   }
   return plan;
 }
 
-int64_t DimArg(const ArgChecker& check, uint32_t index, const TensorArg& in) {
-  const int64_t dim = check.Int(index, "dim");
-  if (dim < 0 || dim >= std::max(in.rank(), 1)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: dim {} is outside [0, {}) for a rank-{} tensor", check.kernel(),
-         dim, std::max(in.rank(), 1), in.rank());
-  }
-  return dim;
-}
-
-void CheckReducedAlong(const ArgChecker& check, const TensorArg& out,
-                       const char* out_name, const TensorArg& in,
-                       int64_t dim) {
-  bool ok = out.rank() == in.rank();
-  for (int d = 0; ok && d < in.rank(); ++d) {
-    ok = out.tensor.sizes[d] == (d == dim ? 1 : in.tensor.sizes[d]);
-  }
-  if (!ok) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: {} must have in's shape with size 1 in dim {}", check.kernel(),
-         out_name, dim);
-  }
-}
-
 ReducePlan DimPlan(const TensorArg& in, int64_t dim) {
   ReducePlan plan;
-  plan.in = in.operand();
-  plan.in_per_out = in.operand();
+  plan.in = Operand(in);
+  plan.in_per_out = Operand(in);
   plan.outer = in.shape();
   plan.reduced.rank = in.rank();
   std::fill_n(plan.reduced.sizes.begin(), in.rank(), 1);
@@ -263,10 +222,9 @@ Stream::Operation PrepareAmaxAmin(const Device& device, const hal_arg* args,
   return [out, plan] {
     VisitDtype(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const auto winners = ReduceEach<Winner<T>>(
-          plan, [&](const char* start) {
-            return FindWinner<kWhich, T>(plan, start);
-          });
+      const auto winners = ReduceEach<Winner<T>>(plan, [&](const char* start) {
+        return FindWinner<kWhich, T>(plan, start);
+      });
       StoreResults<T>(out, winners, [](const Winner<T>& w) { return w.value; });
     });
   };
@@ -278,10 +236,9 @@ template <Extreme kWhich, bool kWithValues>
 Stream::Operation PrepareAlongDim(const Device& device, const hal_arg* args,
                                   uint32_t num_args) {
   constexpr const char* kName =
-      kWithValues ? (kWhich == Extreme::kMax ? HAL_KERNEL_MAX_DIM
-                                             : HAL_KERNEL_MIN_DIM)
-                  : (kWhich == Extreme::kMax ? HAL_KERNEL_ARGMAX
-                                             : HAL_KERNEL_ARGMIN);
+      kWithValues
+          ? (kWhich == Extreme::kMax ? HAL_KERNEL_MAX_DIM : HAL_KERNEL_MIN_DIM)
+          : (kWhich == Extreme::kMax ? HAL_KERNEL_ARGMAX : HAL_KERNEL_ARGMIN);
   constexpr uint32_t kFirstInput = kWithValues ? 2 : 1;
   ArgChecker check(kName, device, args, num_args, kFirstInput + 2);
   std::optional<TensorArg> values;
@@ -308,10 +265,9 @@ Stream::Operation PrepareAlongDim(const Device& device, const hal_arg* args,
   return [values, indices, in, plan] {
     VisitDtype(in.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const auto winners = ReduceEach<Winner<T>>(
-          plan, [&](const char* start) {
-            return FindWinner<kWhich, T>(plan, start);
-          });
+      const auto winners = ReduceEach<Winner<T>>(plan, [&](const char* start) {
+        return FindWinner<kWhich, T>(plan, start);
+      });
       if (values) {
         StoreResults<T>(*values, winners,
                         [](const Winner<T>& w) { return w.value; });
@@ -415,9 +371,9 @@ const KernelDef kArgminKernel{HAL_KERNEL_ARGMIN,
 KernelList ReductionKernels() {
   static const std::vector<const KernelDef*> kernels = [] {
     std::vector<const KernelDef*> list = {
-        &kSumKernel,    &kMeanKernel,   &kProdKernel,   &kAmaxKernel,
-        &kAminKernel,   &kAllKernel,    &kAnyKernel,    &kVarKernel,
-        &kStdKernel,    &kMaxDimKernel, &kMinDimKernel, &kArgmaxKernel,
+        &kSumKernel,   &kMeanKernel,   &kProdKernel,   &kAmaxKernel,
+        &kAminKernel,  &kAllKernel,    &kAnyKernel,    &kVarKernel,
+        &kStdKernel,   &kMaxDimKernel, &kMinDimKernel, &kArgmaxKernel,
         &kArgminKernel};
     const KernelList softmax = SoftmaxKernels();
     list.insert(list.end(), softmax.begin(), softmax.end());

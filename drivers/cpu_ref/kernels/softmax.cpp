@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "dtype.h"
+#include "common.h"
 #include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
@@ -17,7 +17,12 @@
 namespace cpu_ref {
 namespace {
 
-enum class LineOp { kSoftmax, kLogSoftmax, kSoftmaxBackward, kLogSoftmaxBackward };
+enum class LineOp {
+  kSoftmax,
+  kLogSoftmax,
+  kSoftmaxBackward,
+  kLogSoftmaxBackward
+};
 
 constexpr bool IsBackward(LineOp op) {
   return op == LineOp::kSoftmaxBackward || op == LineOp::kLogSoftmaxBackward;
@@ -41,16 +46,16 @@ constexpr const char* KernelName(LineOp op) {
 // y = out (the forward result).
 struct LinePlan {
   TensorArg out, x, y;
-  Shape lines;                    // the shape with sizes[dim] = 1
-  int64_t length = 1;             // elements per line
+  Shape lines;                     // the shape with sizes[dim] = 1
+  int64_t length = 1;              // elements per line
   int64_t x_step = 0, y_step = 0;  // byte strides along dim
   int dim = 0;
 };
 
 // Computes one line into `result` (doubles, `result_step` apart).
 template <LineOp kOp, typename T>
-void RunLine(const LinePlan& plan, const char* x, const char* y,
-             double* result, int64_t result_step) {
+void RunLine(const LinePlan& plan, const char* x, const char* y, double* result,
+             int64_t result_step) {
   const auto x_at = [&](int64_t j) -> double {
     return Widen(Load<T>(x + j * plan.x_step));
   };
@@ -74,9 +79,8 @@ void RunLine(const LinePlan& plan, const char* x, const char* y,
     const double log_sum = std::log(sum);
     for (int64_t j = 0; j < n; ++j) {
       const double shifted = x_at(j) - max;
-      result[j * result_step] = kOp == LineOp::kSoftmax
-                                    ? std::exp(shifted) / sum
-                                    : shifted - log_sum;
+      result[j * result_step] =
+          kOp == LineOp::kSoftmax ? std::exp(shifted) / sum : shifted - log_sum;
     }
   } else if constexpr (kOp == LineOp::kSoftmaxBackward) {
     double dot = 0;
@@ -106,23 +110,22 @@ void RunLines(const LinePlan& plan) {
   const Shape full = plan.out.shape();
   const StridedOperand staged = ContiguousOperand(
       reinterpret_cast<char*>(results.data()), full, sizeof(double));
-  const int64_t result_step =
-      full.rank == 0 ? 0
-                     : staged.byte_strides[plan.dim] /
-                           static_cast<int64_t>(sizeof(double));
-  const StridedOperand x = plan.x.operand();
-  const StridedOperand y = IsBackward(kOp) ? plan.y.operand() : x;
-  ParallelChunks(plan.lines.NumElements(),
-                 static_cast<double>(plan.length) * 20,
-                 [&](int64_t begin, int64_t end) {
-                   ForEachInRange<3>(
-                       plan.lines, {x, y, staged}, begin, end,
-                       [&](int64_t, ElementPointers<3> p) {
-                         RunLine<kOp, T>(plan, p[0], p[1],
-                                         reinterpret_cast<double*>(p[2]),
-                                         result_step);
-                       });
-                 });
+  const int64_t result_step = full.rank == 0
+                                  ? 0
+                                  : staged.byte_strides[plan.dim] /
+                                        static_cast<int64_t>(sizeof(double));
+  const StridedOperand x = Operand(plan.x);
+  const StridedOperand y = IsBackward(kOp) ? Operand(plan.y) : x;
+  ParallelChunks(
+      plan.lines.NumElements(), static_cast<double>(plan.length) * 20,
+      [&](int64_t begin, int64_t end) {
+        ForEachInRange<3>(plan.lines, {x, y, staged}, begin, end,
+                          [&](int64_t, ElementPointers<3> p) {
+                            RunLine<kOp, T>(plan, p[0], p[1],
+                                            reinterpret_cast<double*>(p[2]),
+                                            result_step);
+                          });
+      });
   StoreResults<T>(plan.out, results, [](double v) { return ConvertTo<T>(v); });
 }
 

@@ -15,12 +15,13 @@
 #include <ATen/ScalarOps.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
+#include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "aten/launch.h"
 
@@ -63,14 +64,17 @@ at::Scalar scalar_for(const at::Scalar& s, at::ScalarType dtype) {
 // One elementwise kernel call planned from an op's inputs: the device, the
 // dtype the inputs are converted to, the result's dtype and broadcast shape.
 // `extras` are the kernel's trailing non-tensor arguments (alpha, mode, ...).
+//
+// Every small op on hal runs through here, so the plan and the launch stay
+// off the heap (the vectors hold every op's inputs and extras inline) and
+// broadcasting makes no views (broadcast_tensor_arg).
 class Elementwise {
  public:
   Elementwise(std::string_view op, std::string_view kernel, Result rule,
-              std::vector<Input> inputs, std::vector<hal_arg> extras = {},
+              std::initializer_list<Input> inputs,
+              std::initializer_list<hal_arg> extras = {},
               at::ArrayRef<at::Scalar> promote_with = {})
-      : kernel_(kernel),
-        inputs_(std::move(inputs)),
-        extras_(std::move(extras)) {
+      : kernel_(kernel), inputs_(inputs), extras_(extras) {
     at::native::ResultTypeState state;
     for (const Input& in : inputs_) {
       const at::Tensor& t = in.value;
@@ -131,9 +135,11 @@ class Elementwise {
  private:
   void write(const at::Tensor& result) {
     if (result.numel() == 0) return;
-    // The converted inputs stay alive until the launch is queued.
-    std::vector<at::Tensor> keep;
-    std::vector<hal_arg> args{tensor_arg(result)};
+    // Inputs converted for the kernel (a CPU scalar put on the device, a
+    // dtype cast) stay alive until the launch is queued.
+    c10::SmallVector<at::Tensor, kMaxInputs> converted;
+    c10::SmallVector<hal_arg, 1 + kMaxInputs + kMaxExtras> args{
+        tensor_arg(result)};
     for (const Input& in : inputs_) {
       const at::Tensor& t = in.value;
       const at::ScalarType dtype = in.pass == Pass::mask ? at::kBool : compute_;
@@ -141,23 +147,28 @@ class Elementwise {
         args.push_back(scalar_arg(scalar_for(t.item(), dtype)));
         continue;
       }
-      at::Tensor device_t;
+      const at::Tensor* device_t = &t;
       if (t.is_cpu()) {
-        device_t = empty_like_device(result, {}, dtype);
-        launch(device_t, "fill", {tensor_arg(device_t), scalar_arg(t.item())});
-      } else {
-        device_t = to_dtype(t, dtype);
+        converted.push_back(empty_like_device(result, {}, dtype));
+        launch(converted.back(), "fill",
+               {tensor_arg(converted.back()), scalar_arg(t.item())});
+        device_t = &converted.back();
+      } else if (t.scalar_type() != dtype) {
+        converted.push_back(to_dtype(t, dtype));
+        device_t = &converted.back();
       }
-      keep.push_back(device_t.expand(shape_));
-      args.push_back(tensor_arg(keep.back()));
+      args.push_back(broadcast_tensor_arg(*device_t, shape_));
     }
-    args.insert(args.end(), extras_.begin(), extras_.end());
+    args.append(extras_.begin(), extras_.end());
     launch(result, kernel_, args);
   }
 
+  static constexpr size_t kMaxInputs = 3;  // where, addcmul, lerp
+  static constexpr size_t kMaxExtras = 3;
+
   std::string_view kernel_;
-  std::vector<Input> inputs_;
-  std::vector<hal_arg> extras_;
+  c10::SmallVector<Input, kMaxInputs> inputs_;
+  c10::SmallVector<hal_arg, kMaxExtras> extras_;
   at::Tensor device_;
   at::DimVector shape_;
   at::ScalarType compute_ = at::ScalarType::Undefined;
@@ -580,7 +591,7 @@ Elementwise clamp_plan(const at::Tensor& self,
                        const std::optional<at::Scalar>& max) {
   TORCH_CHECK(min || max,
               "torch.clamp: At least one of 'min' or 'max' must not be None");
-  std::vector<at::Scalar> bounds;
+  c10::SmallVector<at::Scalar, 2> bounds;
   if (min) bounds.push_back(*min);
   if (max) bounds.push_back(*max);
   // Bounds promote with self as torch's clamp does (an int tensor clamped

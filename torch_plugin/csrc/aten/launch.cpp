@@ -3,6 +3,7 @@
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
+#include <array>
 #include <string>
 
 #include "hal/kernel.hpp"
@@ -13,16 +14,26 @@ namespace torch_hal {
 
 hal_dtype to_hal_dtype(at::ScalarType type) {
   switch (type) {
-    case at::kFloat: return HAL_DTYPE_F32;
-    case at::kHalf: return HAL_DTYPE_F16;
-    case at::kBFloat16: return HAL_DTYPE_BF16;
-    case at::kDouble: return HAL_DTYPE_F64;
-    case at::kLong: return HAL_DTYPE_I64;
-    case at::kInt: return HAL_DTYPE_I32;
-    case at::kShort: return HAL_DTYPE_I16;
-    case at::kChar: return HAL_DTYPE_I8;
-    case at::kByte: return HAL_DTYPE_U8;
-    case at::kBool: return HAL_DTYPE_BOOL;
+    case at::kFloat:
+      return HAL_DTYPE_F32;
+    case at::kHalf:
+      return HAL_DTYPE_F16;
+    case at::kBFloat16:
+      return HAL_DTYPE_BF16;
+    case at::kDouble:
+      return HAL_DTYPE_F64;
+    case at::kLong:
+      return HAL_DTYPE_I64;
+    case at::kInt:
+      return HAL_DTYPE_I32;
+    case at::kShort:
+      return HAL_DTYPE_I16;
+    case at::kChar:
+      return HAL_DTYPE_I8;
+    case at::kByte:
+      return HAL_DTYPE_U8;
+    case at::kBool:
+      return HAL_DTYPE_BOOL;
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "the hal backend has no dtype ", type);
   }
@@ -30,9 +41,16 @@ hal_dtype to_hal_dtype(at::ScalarType type) {
 
 bool device_supports(c10::DeviceIndex index, at::ScalarType type) {
   switch (type) {
-    case at::kFloat: case at::kHalf: case at::kBFloat16: case at::kDouble:
-    case at::kLong: case at::kInt: case at::kShort: case at::kChar:
-    case at::kByte: case at::kBool:
+    case at::kFloat:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kDouble:
+    case at::kLong:
+    case at::kInt:
+    case at::kShort:
+    case at::kChar:
+    case at::kByte:
+    case at::kBool:
       return device(index).properties().supports(to_hal_dtype(type));
     default:
       return false;
@@ -40,10 +58,35 @@ bool device_supports(c10::DeviceIndex index, at::ScalarType type) {
 }
 
 hal_arg tensor_arg(const at::Tensor& t) {
-  TORCH_CHECK(t.dim() <= HAL_MAX_RANK, "hal kernels take tensors of rank <= ",
-              HAL_MAX_RANK, ", got rank ", t.dim());
+  TORCH_CHECK(t.dim() <= HAL_MAX_RANK,
+              "hal kernels take tensors of rank <= ", HAL_MAX_RANK,
+              ", got rank ", t.dim());
   return hal::tensor_arg(reinterpret_cast<hal_devptr>(t.data_ptr()),
                          to_hal_dtype(t.scalar_type()), t.sizes(), t.strides());
+}
+
+hal_arg broadcast_tensor_arg(const at::Tensor& t, at::IntArrayRef shape) {
+  if (t.sizes() == shape) return tensor_arg(t);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t leading = rank - t.dim();
+  TORCH_CHECK(rank <= HAL_MAX_RANK,
+              "hal kernels take tensors of rank <= ", HAL_MAX_RANK,
+              ", got rank ", rank);
+  TORCH_CHECK(leading >= 0, "cannot broadcast a tensor of shape ", t.sizes(),
+              " to the smaller rank of ", shape);
+  std::array<int64_t, HAL_MAX_RANK> strides{};  // leading dimensions: 0
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const int64_t target = shape[leading + d];
+    TORCH_CHECK(t.size(d) == target || t.size(d) == 1,
+                "the expanded size of the tensor (", target,
+                ") must match the existing size (", t.size(d),
+                ") at non-singleton dimension ", leading + d,
+                ".  Target sizes: ", shape, ".  Tensor sizes: ", t.sizes());
+    strides[leading + d] = t.size(d) == target ? t.stride(d) : 0;
+  }
+  return hal::tensor_arg(
+      reinterpret_cast<hal_devptr>(t.data_ptr()), to_hal_dtype(t.scalar_type()),
+      shape, std::span<const int64_t>(strides.data(), shape.size()));
 }
 
 hal_arg optional_tensor_arg(const std::optional<at::Tensor>& t) {
@@ -82,7 +125,8 @@ void launch(const at::Tensor& on, std::string_view name,
 
 at::Tensor empty_like_device(const at::Tensor& like, at::IntArrayRef sizes,
                              at::ScalarType dtype) {
-  return at::empty(sizes, at::TensorOptions().dtype(dtype).device(like.device()));
+  return at::empty(sizes,
+                   at::TensorOptions().dtype(dtype).device(like.device()));
 }
 
 at::Tensor to_dtype(const at::Tensor& t, at::ScalarType dtype) {
@@ -92,7 +136,8 @@ at::Tensor to_dtype(const at::Tensor& t, at::ScalarType dtype) {
   return out;
 }
 
-at::Tensor& write_out(at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype,
+at::Tensor& write_out(at::Tensor& out, at::IntArrayRef sizes,
+                      at::ScalarType dtype,
                       const std::function<void(const at::Tensor&)>& compute) {
   TORCH_CHECK(out.device().type() == c10::DeviceType::PrivateUse1,
               "expected out= to be a hal tensor, got one on ", out.device());

@@ -29,6 +29,10 @@ hal_dtype to_hal_dtype(at::ScalarType type);
 bool device_supports(c10::DeviceIndex device, at::ScalarType type);
 
 hal_arg tensor_arg(const at::Tensor& t);
+// `t` as the tensor of sizes `shape` it broadcasts to (missing leading
+// dimensions and size-1 dimensions repeat with stride 0): what
+// tensor_arg(t.expand(shape)) describes, without making the view.
+hal_arg broadcast_tensor_arg(const at::Tensor& t, at::IntArrayRef shape);
 // A tensor argument, or HAL_ARG_NONE when `t` is absent or undefined.
 hal_arg optional_tensor_arg(const std::optional<at::Tensor>& t);
 hal_arg optional_tensor_arg(const at::Tensor& t);
@@ -60,7 +64,8 @@ at::Tensor to_dtype(const at::Tensor& t, at::ScalarType dtype);
 // resized to `sizes` if needed, then `compute(result)` writes the op's result
 // of dtype `dtype` into `result`, which is `out` itself when out has that
 // dtype, else a temporary copied (cast) into out afterwards. Returns out.
-at::Tensor& write_out(at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype,
+at::Tensor& write_out(at::Tensor& out, at::IntArrayRef sizes,
+                      at::ScalarType dtype,
                       const std::function<void(const at::Tensor&)>& compute);
 
 }  // namespace torch_hal

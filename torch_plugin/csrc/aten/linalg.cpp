@@ -84,11 +84,10 @@ at::Tensor& add_product_out(const char* op, const at::Tensor& self,
                             int64_t rank, at::Tensor& out) {
   const std::vector<int64_t> sizes = product_sizes(op, a, b, rank);
   check_operands(op, {self, a});
-  const at::Tensor c = self.expand(sizes);
   return write_out(out, sizes, a.scalar_type(), [&](const at::Tensor& result) {
     launch(result, "addmm",
-           {tensor_arg(result), tensor_arg(c), tensor_arg(a), tensor_arg(b),
-            scalar_arg(beta), scalar_arg(alpha)});
+           {tensor_arg(result), broadcast_tensor_arg(self, sizes),
+            tensor_arg(a), tensor_arg(b), scalar_arg(beta), scalar_arg(alpha)});
   });
 }
 

@@ -5,8 +5,9 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/util/Exception.h>
 
-#include <mutex>
-#include <unordered_map>
+#include <array>
+#include <limits>
+#include <utility>
 
 #include "hal/status.hpp"
 #include "runtime/allocator.h"
@@ -18,40 +19,32 @@ namespace {
 using c10::CachingDeviceAllocator::DeviceStats;
 using c10::CachingDeviceAllocator::StatType;
 
-// Which device each live block belongs to: the deleter only gets the pointer.
-class BlockOwners {
- public:
-  void add(void* ptr, c10::DeviceIndex device) {
-    std::lock_guard lock(mutex_);
-    owners_.emplace(ptr, device);
-  }
-  c10::DeviceIndex take(void* ptr) {
-    std::lock_guard lock(mutex_);
-    auto it = owners_.find(ptr);
-    TORCH_INTERNAL_ASSERT(it != owners_.end(), "hal: freeing unknown block");
-    const c10::DeviceIndex device = it->second;
-    owners_.erase(it);
-    return device;
-  }
-  c10::DeviceIndex owner(void* ptr) const {
-    std::lock_guard lock(mutex_);
-    auto it = owners_.find(ptr);
-    return it == owners_.end() ? -1 : it->second;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::unordered_map<void*, c10::DeviceIndex> owners_;
-};
-
-BlockOwners& owners() {
-  static auto* o = new BlockOwners;  // outlives every tensor (see context.h)
-  return *o;
+// A DataPtr's deleter gets only the block's pointer (its context must be the
+// pointer itself, for raw_allocate), so the device it goes back to is carried
+// by the deleter: one per device index (c10::DeviceIndex has 8 bits), rather
+// than a process-wide pointer -> device map locked on every allocation and
+// free.
+template <c10::DeviceIndex kDevice>
+void delete_block_on(void* ptr) {
+  if (ptr) allocator(kDevice).free(reinterpret_cast<hal_devptr>(ptr));
 }
 
+constexpr size_t kDeviceIndices =
+    static_cast<size_t>(std::numeric_limits<c10::DeviceIndex>::max()) + 1;
+
+constexpr auto kBlockDeleters =
+    []<size_t... kIndex>(std::index_sequence<kIndex...>) {
+  return std::array<c10::DeleterFnPtr, kDeviceIndices>{
+      &delete_block_on<static_cast<c10::DeviceIndex>(kIndex)>...};
+}
+(std::make_index_sequence<kDeviceIndices>{});
+
+// The deleter for a pointer of unknown device (raw_deallocate): asks each
+// device's allocator whether it handed the block out.
 void delete_block(void* ptr) {
   if (!ptr) return;
-  const c10::DeviceIndex device = owners().take(ptr);
+  const c10::DeviceIndex device = device_of_pointer(ptr);
+  TORCH_INTERNAL_ASSERT(device >= 0, "hal: freeing unknown block ", ptr);
   allocator(device).free(reinterpret_cast<hal_devptr>(ptr));
 }
 
@@ -67,13 +60,16 @@ class DeviceAllocator final : public c10::DeviceAllocator {
   c10::DataPtr allocate(size_t bytes) override {
     const c10::DeviceIndex index = current_device();
     const c10::Device where(c10::DeviceType::PrivateUse1, index);
-    if (bytes == 0) return {nullptr, nullptr, &delete_block, where};
+    const c10::DeleterFnPtr deleter =
+        kBlockDeleters[static_cast<size_t>(index)];
+    if (bytes == 0) return {nullptr, nullptr, deleter, where};
     // CUDA reports any request it cannot satisfy as out of memory; so do we,
     // rather than the driver's INVALID_ARGUMENT for a request above its limit.
     const uint64_t limit = device(index).properties().max_allocation_size;
     TORCH_CHECK_WITH(OutOfMemoryError, limit == 0 || bytes <= limit,
-                     "hal:", static_cast<int>(index), " cannot allocate ", bytes,
-                     " bytes: the largest allocation it allows is ", limit, " bytes");
+                     "hal:", static_cast<int>(index), " cannot allocate ",
+                     bytes, " bytes: the largest allocation it allows is ",
+                     limit, " bytes");
     void* ptr = nullptr;
     try {
       hal::CachingAllocator& a = allocator(index);
@@ -82,16 +78,15 @@ class DeviceAllocator final : public c10::DeviceAllocator {
     } catch (const hal::Error&) {
       rethrow_as_torch_error(fmt_request(bytes, index));
     }
-    owners().add(ptr, index);
-    return {ptr, ptr, &delete_block, where};
+    return {ptr, ptr, deleter, where};
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return &delete_block; }
 
   void copy_data(void* dest, const void* src, size_t count) const override {
-    hal_stream(current_stream()).copy_on_device(
-        reinterpret_cast<hal_devptr>(dest), reinterpret_cast<hal_devptr>(src),
-        count);
+    hal_stream(current_stream())
+        .copy_on_device(reinterpret_cast<hal_devptr>(dest),
+                        reinterpret_cast<hal_devptr>(src), count);
   }
 
   bool initialized() override { return device_count() > 0; }
@@ -104,7 +99,7 @@ class DeviceAllocator final : public c10::DeviceAllocator {
 
   void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
     if (!ptr.get()) return;
-    allocator(owners().owner(ptr.get()))
+    allocator(ptr.device().index())
         .record_stream(reinterpret_cast<hal_devptr>(ptr.get()),
                        hal_stream(stream));
   }
@@ -142,8 +137,8 @@ class DeviceAllocator final : public c10::DeviceAllocator {
 
  private:
   static std::string fmt_request(size_t bytes, c10::DeviceIndex index) {
-    return "allocating " + std::to_string(bytes) + " bytes on hal:" +
-           std::to_string(index);
+    return "allocating " + std::to_string(bytes) +
+           " bytes on hal:" + std::to_string(index);
   }
 };
 
@@ -152,7 +147,11 @@ DeviceAllocator g_allocator;
 }  // namespace
 
 c10::DeviceIndex device_of_pointer(const void* ptr) {
-  return owners().owner(const_cast<void*>(ptr));
+  const auto address = reinterpret_cast<hal_devptr>(ptr);
+  for (c10::DeviceIndex i = 0; i < device_count(); ++i) {
+    if (allocator(i).block_size(address) != 0) return i;
+  }
+  return -1;
 }
 
 }  // namespace torch_hal

@@ -9,8 +9,9 @@
 
 namespace torch_hal {
 
-// The device whose caching allocator handed out the block starting at `ptr`,
-// or -1 when `ptr` is not the start of a live hal block.
+// The device whose caching allocator handed out the live block that starts
+// at or contains `ptr`, or -1 when no hal block does. Asks each device's
+// allocator in turn: not for hot paths.
 c10::DeviceIndex device_of_pointer(const void* ptr);
 
 c10::Allocator* pinned_allocator();

@@ -23,7 +23,9 @@ class Hooks final : public at::PrivateUse1HooksInterface {
   void setCurrentDevice(c10::DeviceIndex index) const override {
     set_device(index);
   }
-  c10::DeviceIndex getCurrentDevice() const override { return current_device(); }
+  c10::DeviceIndex getCurrentDevice() const override {
+    return current_device();
+  }
   c10::DeviceIndex exchangeDevice(c10::DeviceIndex index) const override {
     return exchange_device(index);
   }
@@ -32,7 +34,8 @@ class Hooks final : public at::PrivateUse1HooksInterface {
     return exchange_device(index);
   }
 
-  const at::Generator& getDefaultGenerator(c10::DeviceIndex index) const override {
+  const at::Generator& getDefaultGenerator(
+      c10::DeviceIndex index) const override {
     return default_generator(index);
   }
   at::Generator getNewGenerator(c10::DeviceIndex index) const override {
@@ -41,8 +44,8 @@ class Hooks final : public at::PrivateUse1HooksInterface {
 
   at::Device getDeviceFromPtr(void* data) const override {
     c10::DeviceIndex index = device_of_pointer(data);
-    // An interior pointer is not a block start; with one device it can only
-    // be that device's.
+    // A pointer no hal allocator handed out: with one device it can only be
+    // that device's.
     if (index < 0 && device_count() == 1) index = 0;
     TORCH_CHECK(index >= 0, "pointer ", data,
                 " is not the start of a hal allocation");

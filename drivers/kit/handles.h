@@ -3,16 +3,16 @@
 // garbage handle into INVALID_ARGUMENT instead of a crash. The registry
 // owns the objects through shared_ptr, so an object a queued operation
 // still references outlives its handle.
-#ifndef HAL_DRIVERS_CPU_REF_HANDLES_H_
-#define HAL_DRIVERS_CPU_REF_HANDLES_H_
+#ifndef HAL_DRIVERS_KIT_HANDLES_H_
+#define HAL_DRIVERS_KIT_HANDLES_H_
 
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
-#include "common.h"
+#include "kit/error.h"
 
-namespace cpu_ref {
+namespace driver_kit {
 
 template <typename Object, typename Handle>
 class HandleRegistry {
@@ -61,6 +61,6 @@ class HandleRegistry {
   std::unordered_map<const Handle*, std::shared_ptr<Object>> live_;
 };
 
-}  // namespace cpu_ref
+}  // namespace driver_kit
 
-#endif  // HAL_DRIVERS_CPU_REF_HANDLES_H_
+#endif  // HAL_DRIVERS_KIT_HANDLES_H_

@@ -1,26 +1,30 @@
 // The host table and the exception-to-status conversion used by every entry.
-#include "common.h"
+#include "kit/error.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <system_error>
 
-namespace cpu_ref {
+namespace driver_kit {
 namespace {
 
 const hal_host_api* g_host = nullptr;
+const char* g_driver_name = "driver";
 
 }  // namespace
 
-void SetHost(const hal_host_api* host) { g_host = host; }
+void SetHost(const hal_host_api* host, const char* driver_name) {
+  g_host = host;
+  g_driver_name = driver_name;
+}
 
 hal_status* MakeStatus(hal_status_code code, const std::string& message) {
   if (g_host == nullptr) {
     // The ABI gives no way to report anything before initialize(); calling
     // an entry earlier is a core bug that must not pass for success.
-    std::fprintf(stderr, "cpu_ref: entry called before initialize(): %s\n",
-                 message.c_str());
+    std::fprintf(stderr, "%s: entry called before initialize(): %s\n",
+                 g_driver_name, message.c_str());
     std::abort();
   }
   return g_host->status_create(code, message.c_str());
@@ -55,9 +59,9 @@ hal_status* GuardImpl(const char* entry, void (*body)(void*), void* context) {
     return nullptr;
   } catch (...) {
     const Error error = CurrentExceptionAsError();
-    return MakeStatus(error.code,
-                      fmt::format("cpu_ref {}: {}", entry, error.message));
+    return MakeStatus(error.code, fmt::format("{} {}: {}", g_driver_name, entry,
+                                              error.message));
   }
 }
 
-}  // namespace cpu_ref
+}  // namespace driver_kit

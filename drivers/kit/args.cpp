@@ -1,15 +1,14 @@
 // Argument validation for the standard kernels.
-#include "kernels/args.h"
+#include "kit/args.h"
 
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
-#include "common.h"
-#include "device.h"
-#include "dtype.h"
+#include "kit/dtype.h"
+#include "kit/error.h"
 
-namespace cpu_ref {
+namespace driver_kit {
 namespace {
 
 // Largest element count or byte extent accepted; keeps all offset
@@ -27,15 +26,6 @@ Shape TensorArg::shape() const {
   return shape;
 }
 
-StridedOperand TensorArg::operand() const {
-  StridedOperand operand;
-  operand.base = reinterpret_cast<char*>(tensor.data);
-  for (int d = 0; d < tensor.rank; ++d) {
-    operand.byte_strides[d] = tensor.strides[d] * element_size;
-  }
-  return operand;
-}
-
 bool TensorArg::Overlaps(const TensorArg& other) const {
   return num_elements > 0 && other.num_elements > 0 &&
          first_byte < other.end_byte && other.first_byte < end_byte;
@@ -46,20 +36,20 @@ Dst ScalarArg::As() const {
   return is_integer ? ConvertTo<Dst>(i64) : ConvertTo<Dst>(f64);
 }
 
-#define CPU_REF_INSTANTIATE_AS(T) template T ScalarArg::As<T>() const;
-CPU_REF_INSTANTIATE_AS(float)
-CPU_REF_INSTANTIATE_AS(double)
-CPU_REF_INSTANTIATE_AS(Half)
-CPU_REF_INSTANTIATE_AS(BFloat16)
-CPU_REF_INSTANTIATE_AS(int64_t)
-CPU_REF_INSTANTIATE_AS(int32_t)
-CPU_REF_INSTANTIATE_AS(int16_t)
-CPU_REF_INSTANTIATE_AS(int8_t)
-CPU_REF_INSTANTIATE_AS(uint8_t)
-CPU_REF_INSTANTIATE_AS(Bool8)
-#undef CPU_REF_INSTANTIATE_AS
+#define KIT_INSTANTIATE_AS(T) template T ScalarArg::As<T>() const;
+KIT_INSTANTIATE_AS(float)
+KIT_INSTANTIATE_AS(double)
+KIT_INSTANTIATE_AS(Half)
+KIT_INSTANTIATE_AS(BFloat16)
+KIT_INSTANTIATE_AS(int64_t)
+KIT_INSTANTIATE_AS(int32_t)
+KIT_INSTANTIATE_AS(int16_t)
+KIT_INSTANTIATE_AS(int8_t)
+KIT_INSTANTIATE_AS(uint8_t)
+KIT_INSTANTIATE_AS(Bool8)
+#undef KIT_INSTANTIATE_AS
 
-ArgChecker::ArgChecker(const char* kernel, const Device& device,
+ArgChecker::ArgChecker(const char* kernel, const DeviceMemory& device,
                        const hal_arg* args, uint32_t num_args,
                        uint32_t expected_args)
     : kernel_(kernel), device_(device), args_(args) {
@@ -89,6 +79,10 @@ TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
   if (t.rank < 0 || t.rank > HAL_MAX_RANK) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has rank {}, outside [0, {}]",
          kernel_, name, t.rank, HAL_MAX_RANK);
+  }
+  if ((device_.dtypes() & HAL_DTYPE_BIT(t.dtype)) == 0) {
+    Fail(HAL_STATUS_UNSUPPORTED, "{}: {} has dtype {}, which device {} lacks",
+         kernel_, name, DtypeName(t.dtype), device_.ordinal());
   }
   result.element_size = DtypeSize(t.dtype);
   __int128 count = 1;
@@ -133,8 +127,8 @@ TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
   }
   result.first_byte = static_cast<uint64_t>(first);
   result.end_byte = static_cast<uint64_t>(end);
-  if (!device_.memory().Contains(result.first_byte,
-                                 result.end_byte - result.first_byte)) {
+  if (!device_.Contains(result.first_byte,
+                        result.end_byte - result.first_byte)) {
     Fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: {} spans [{:#x}, {:#x}) ({} bytes), which does not lie inside "
          "one live "
@@ -222,4 +216,4 @@ void ArgChecker::Unsupported(const TensorArg& tensor, const char* name,
        kernel_, name, DtypeName(tensor.dtype()), allowed);
 }
 
-}  // namespace cpu_ref
+}  // namespace driver_kit

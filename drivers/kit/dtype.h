@@ -1,5 +1,6 @@
-// Element types of hal_dtype as C++ storage types, the conversions between
-// them, and the visitor that turns a runtime hal_dtype into a template
+// Element types of hal_dtype as C++ storage types, the host-side conversions
+// between them (drivers use them for scalar arguments and reference paths),
+// and the visitor that turns a runtime hal_dtype into a template
 // parameter (so each kernel is written once, as a template).
 //
 // Conversion rules (standard_kernels.h, plus what it leaves open):
@@ -9,8 +10,8 @@
 //    outside the integer's range saturate (C++ leaves both undefined).
 //  - integer to integer: modular (two's complement wrap-around).
 //  - anything to bool: x != 0.
-#ifndef HAL_DRIVERS_CPU_REF_DTYPE_H_
-#define HAL_DRIVERS_CPU_REF_DTYPE_H_
+#ifndef HAL_DRIVERS_KIT_DTYPE_H_
+#define HAL_DRIVERS_KIT_DTYPE_H_
 
 #include <bit>
 #include <cmath>
@@ -19,10 +20,10 @@
 #include <limits>
 #include <type_traits>
 
-#include "common.h"
 #include "hal/driver.h"
+#include "kit/error.h"
 
-namespace cpu_ref {
+namespace driver_kit {
 
 // IEEE binary16 and bfloat16, stored as their bit patterns.
 struct Half {
@@ -278,6 +279,6 @@ inline const char* DtypeName(int32_t dtype) {
   return IsValidDtype(dtype) ? kNames[dtype] : "invalid";
 }
 
-}  // namespace cpu_ref
+}  // namespace driver_kit
 
-#endif  // HAL_DRIVERS_CPU_REF_DTYPE_H_
+#endif  // HAL_DRIVERS_KIT_DTYPE_H_

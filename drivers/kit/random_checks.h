@@ -1,0 +1,49 @@
+// Argument checks of the random family (table/random.json) that every
+// driver shares: the stream (seed, offset), uniform's bounds, normal's mean
+// and std, bernoulli's p. Each throws Error naming the kernel and argument.
+#ifndef HAL_DRIVERS_KIT_RANDOM_CHECKS_H_
+#define HAL_DRIVERS_KIT_RANDOM_CHECKS_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "kit/args.h"
+
+namespace driver_kit {
+
+// Where a launch's numbers come from: Philox keyed by `seed`, blocks from
+// `offset` on.
+struct RandomStream {
+  uint64_t seed;
+  uint64_t offset;  // first block
+};
+
+// uniform(out, seed, offset, low, high): `check` expects 5 arguments.
+struct UniformArgs {
+  TensorArg out;
+  RandomStream stream;
+  double low, high;
+};
+UniformArgs CheckUniform(const ArgChecker& check);
+
+// normal(out, seed, offset, mean, std): `check` expects 5 arguments.
+struct NormalArgs {
+  TensorArg out;
+  RandomStream stream;
+  double mean, std;
+};
+NormalArgs CheckNormal(const ArgChecker& check);
+
+// bernoulli(out, seed, offset, p): `check` expects 4 arguments; p is a
+// floating tensor of out's shape or a scalar in [0, 1].
+struct BernoulliArgs {
+  TensorArg out;
+  RandomStream stream;
+  std::optional<TensorArg> p_tensor;
+  double p_scalar = 0;
+};
+BernoulliArgs CheckBernoulli(const ArgChecker& check);
+
+}  // namespace driver_kit
+
+#endif  // HAL_DRIVERS_KIT_RANDOM_CHECKS_H_

@@ -1,0 +1,621 @@
+// The HAL entry points of the bridge: handle checks, argument checks, and
+// the calls into Device, Stream and Event. Every entry runs through
+// driver_kit::Guard, so nothing thrown crosses the C boundary.
+#include "bridge.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "device.h"
+#include "hal/standard_kernels.h"
+#include "kit/error.h"
+#include "kit/handles.h"
+#include "launch_checks.h"
+#include "stream.h"
+
+namespace pjrt_bridge {
+namespace {
+
+using driver_kit::Fail;
+using driver_kit::Guard;
+using driver_kit::RequireNonNull;
+
+const DriverConfig* g_config = nullptr;
+
+struct Module;
+
+// A kernel of one device: a standard kernel (signature) or a module's `main`
+// (module). Its address is the hal_kernel handle.
+struct Kernel {
+  Device* device;
+  const hal_kernel_signature* signature;
+  Module* module;
+};
+
+// A user program from module_load("stablehlo"), compiled at load.
+struct Module {
+  Device* device;
+  Executable executable;
+  Kernel kernel;
+};
+
+// What the driver found on first use; lives until the process exits.
+struct Runtime {
+  std::unique_ptr<Client> client;
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::vector<Kernel>> kernels;  // per device
+  std::string unavailable;
+};
+
+std::once_flag g_discovery;
+Runtime* g_runtime = nullptr;
+
+Runtime& Discover() {
+  std::call_once(g_discovery, [] {
+    auto runtime = std::make_unique<Runtime>();
+    try {
+      if (g_config->prepare_environment != nullptr) {
+        g_config->prepare_environment();
+      }
+      const std::string path = g_config->locate_plugin();
+      std::shared_ptr<Plugin> plugin = Plugin::Load(path);
+      if (plugin->minor_version() > c::kApiMinor) {
+        driver_kit::Log(
+            HAL_LOG_DEBUG,
+            fmt::format("{}: plugin {} has PJRT API 0.{}, newer than the "
+                        "bridge's 0.{}",
+                        g_config->name, path, plugin->minor_version(),
+                        c::kApiMinor));
+      }
+      runtime->client = std::make_unique<Client>(
+          plugin, g_config->client_options ? g_config->client_options()
+                                           : std::vector<ClientOption>{});
+      const auto& pjrt_devices = runtime->client->devices();
+      const std::string vendor =
+          g_config->vendor ? g_config->vendor : runtime->client->PlatformName();
+      for (size_t i = 0; i < pjrt_devices.size(); ++i) {
+        runtime->devices.push_back(
+            std::make_unique<Device>(*runtime->client, pjrt_devices[i],
+                                     static_cast<int32_t>(i), vendor));
+      }
+      if (runtime->devices.empty()) {
+        runtime->unavailable =
+            fmt::format("the PJRT plugin {} reports no device", path);
+      }
+    } catch (...) {
+      runtime->devices.clear();
+      runtime->unavailable = driver_kit::CurrentExceptionAsError().message;
+    }
+    if (!runtime->unavailable.empty()) {
+      driver_kit::Log(HAL_LOG_WARN,
+                      fmt::format("{}: no devices: {}", g_config->name,
+                                  runtime->unavailable));
+    }
+    const hal_kernel_signature* signatures = hal_standard_kernel_signatures();
+    for (const auto& device : runtime->devices) {
+      std::vector<Kernel> kernels;
+      for (int i = 0; i < HAL_STANDARD_KERNEL_COUNT; ++i) {
+        kernels.push_back({device.get(), &signatures[i], nullptr});
+      }
+      runtime->kernels.push_back(std::move(kernels));
+    }
+    g_runtime = runtime.release();
+  });
+  return *g_runtime;
+}
+
+Device& GetDevice(const hal_device* handle) {
+  RequireNonNull(handle, "device");
+  for (const auto& device : Discover().devices) {
+    if (reinterpret_cast<const hal_device*>(device.get()) == handle) {
+      return *device;
+    }
+  }
+  Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a device of this driver",
+       static_cast<const void*>(handle));
+}
+
+driver_kit::HandleRegistry<Stream, hal_stream>& Streams() {
+  static auto* registry =
+      new driver_kit::HandleRegistry<Stream, hal_stream>("stream");
+  return *registry;
+}
+
+driver_kit::HandleRegistry<Module, hal_module>& Modules() {
+  static auto* registry =
+      new driver_kit::HandleRegistry<Module, hal_module>("module");
+  return *registry;
+}
+
+// The kernels of live modules, for kernel handle checks.
+struct ModuleKernels {
+  std::mutex mutex;
+  std::set<const Kernel*> live;
+};
+
+ModuleKernels& LiveModuleKernels() {
+  static auto* kernels = new ModuleKernels;
+  return *kernels;
+}
+
+driver_kit::HandleRegistry<Event, hal_event>& Events() {
+  static auto* registry =
+      new driver_kit::HandleRegistry<Event, hal_event>("event");
+  return *registry;
+}
+
+// Pinned host memory: ordinary memory, since every copy is complete when it
+// returns (a stronger promise than the asynchrony HAL allows).
+struct HostAllocations {
+  std::mutex mutex;
+  std::set<void*> live;
+};
+
+HostAllocations& HostMemory() {
+  static auto* allocations = new HostAllocations;
+  return *allocations;
+}
+
+// A module kernel comes back with its module held, so an unload racing the
+// launch cannot free it underneath.
+const Kernel& GetKernel(const hal_kernel* handle,
+                        std::shared_ptr<Module>* out_module) {
+  RequireNonNull(handle, "kernel");
+  {
+    ModuleKernels& modules = LiveModuleKernels();
+    std::lock_guard lock(modules.mutex);
+    const auto* kernel = reinterpret_cast<const Kernel*>(handle);
+    if (modules.live.contains(kernel)) {
+      *out_module =
+          Modules().Get(reinterpret_cast<const hal_module*>(kernel->module));
+      return *kernel;
+    }
+  }
+  for (const auto& kernels : Discover().kernels) {
+    for (const Kernel& kernel : kernels) {
+      if (reinterpret_cast<const hal_kernel*>(&kernel) == handle) {
+        return kernel;
+      }
+    }
+  }
+  Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a kernel of this driver",
+       static_cast<const void*>(handle));
+}
+
+hal_status* Initialize(const hal_host_api* host) {
+  // Without a usable status_create nothing can be reported (see MakeStatus).
+  if (host == nullptr || !HAL_STRUCT_HAS(host, hal_host_api, status_create) ||
+      host->status_create == nullptr) {
+    return driver_kit::MakeStatus(HAL_STATUS_INVALID_ARGUMENT,
+                                  "initialize: unusable host table");
+  }
+  driver_kit::SetHost(host, g_config->name);
+  if (host->abi_major != HAL_ABI_MAJOR) {
+    return driver_kit::MakeStatus(
+        HAL_STATUS_VERSION_MISMATCH,
+        fmt::format("{} initialize: host ABI {}.{}, driver ABI {}.{}",
+                    g_config->name, host->abi_major, host->abi_minor,
+                    HAL_ABI_MAJOR, HAL_ABI_MINOR));
+  }
+  return nullptr;
+}
+
+hal_status* DeviceCount(int32_t* out_count) {
+  return Guard("device_count", [&] {
+    RequireNonNull(out_count, "out_count");
+    *out_count = static_cast<int32_t>(Discover().devices.size());
+  });
+}
+
+hal_status* DeviceOpen(int32_t ordinal, hal_device** out_device) {
+  return Guard("device_open", [&] {
+    RequireNonNull(out_device, "out_device");
+    Runtime& runtime = Discover();
+    if (ordinal < 0 || static_cast<size_t>(ordinal) >= runtime.devices.size()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "no device {} ({} device(s){}{})",
+           ordinal, runtime.devices.size(),
+           runtime.unavailable.empty() ? "" : ": ", runtime.unavailable);
+    }
+    *out_device = reinterpret_cast<hal_device*>(runtime.devices[ordinal].get());
+  });
+}
+
+hal_status* DeviceProperties(hal_device* device,
+                             hal_device_properties* out_properties) {
+  return Guard("device_properties", [&] {
+    const Device& d = GetDevice(device);
+    RequireNonNull(out_properties, "out_properties");
+    if (out_properties->struct_size < sizeof(size_t)) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "properties struct_size {} too small",
+           out_properties->struct_size);
+    }
+    d.Properties(out_properties);
+  });
+}
+
+hal_status* MemoryInfo(hal_device* device, uint64_t* out_free,
+                       uint64_t* out_total) {
+  return Guard("memory_info", [&] {
+    const Device& d = GetDevice(device);
+    RequireNonNull(out_free, "out_free");
+    RequireNonNull(out_total, "out_total");
+    *out_free = d.free_memory();
+    *out_total = d.total_memory();
+  });
+}
+
+hal_status* MemAlloc(hal_device* device, uint64_t bytes, uint64_t alignment,
+                     hal_devptr* out_ptr) {
+  return Guard("mem_alloc", [&] {
+    Device& d = GetDevice(device);
+    RequireNonNull(out_ptr, "out_ptr");
+    *out_ptr = d.Allocate(bytes, alignment);
+  });
+}
+
+hal_status* MemFree(hal_device* device, hal_devptr ptr) {
+  return Guard("mem_free", [&] { GetDevice(device).Free(ptr); });
+}
+
+hal_status* HostAlloc(hal_device* device, uint64_t bytes, void** out_ptr) {
+  return Guard("host_alloc", [&] {
+    GetDevice(device);
+    RequireNonNull(out_ptr, "out_ptr");
+    if (bytes == 0) {
+      *out_ptr = nullptr;
+      return;
+    }
+    void* memory = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (memory == nullptr) {
+      Fail(HAL_STATUS_OUT_OF_MEMORY, "{} bytes of host memory", bytes);
+    }
+    HostAllocations& host = HostMemory();
+    std::lock_guard lock(host.mutex);
+    host.live.insert(memory);
+    *out_ptr = memory;
+  });
+}
+
+hal_status* HostFree(hal_device* device, void* ptr) {
+  return Guard("host_free", [&] {
+    GetDevice(device);
+    if (ptr == nullptr) {
+      return;
+    }
+    HostAllocations& host = HostMemory();
+    {
+      std::lock_guard lock(host.mutex);
+      if (host.live.erase(ptr) == 0) {
+        Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not from host_alloc", ptr);
+      }
+    }
+    std::free(ptr);
+  });
+}
+
+hal_status* StreamCreate(hal_device* device, int32_t priority,
+                         hal_stream** out_stream) {
+  return Guard("stream_create", [&] {
+    Device& d = GetDevice(device);
+    RequireNonNull(out_stream, "out_stream");
+    if (priority != 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "priority {} outside [0, 0]", priority);
+    }
+    *out_stream =
+        Streams().Add(std::make_shared<Stream>(&d, /*is_default=*/false));
+  });
+}
+
+hal_status* StreamDestroy(hal_stream* stream) {
+  return Guard("stream_destroy", [&] {
+    std::shared_ptr<Stream> s = Streams().Get(stream);
+    if (s->is_default()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "the default stream is not destroyed");
+    }
+    Streams().Remove(stream);
+    s->completion().Wait("stream_destroy");
+  });
+}
+
+hal_status* StreamDefault(hal_device* device, hal_stream** out_stream) {
+  return Guard("stream_default", [&] {
+    Device& d = GetDevice(device);
+    RequireNonNull(out_stream, "out_stream");
+    static std::once_flag registered;
+    std::call_once(registered, [] {
+      for (const auto& each : Discover().devices) {
+        Streams().Add(each->default_stream_ptr());
+      }
+    });
+    *out_stream = reinterpret_cast<hal_stream*>(&d.default_stream());
+  });
+}
+
+hal_status* StreamSynchronize(hal_stream* stream) {
+  return Guard("stream_synchronize", [&] {
+    Streams().Get(stream)->completion().Wait("stream_synchronize");
+  });
+}
+
+hal_status* StreamQuery(hal_stream* stream, int32_t* out_idle) {
+  return Guard("stream_query", [&] {
+    std::shared_ptr<Stream> s = Streams().Get(stream);
+    RequireNonNull(out_idle, "out_idle");
+    *out_idle = s->completion().Idle() ? 1 : 0;
+  });
+}
+
+hal_status* StreamWaitEvent(hal_stream* stream, hal_event* event) {
+  return Guard("stream_wait_event", [&] {
+    std::shared_ptr<Stream> s = Streams().Get(stream);
+    std::shared_ptr<Event> e = Events().Get(event);
+    if (s->device() != e->device()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "stream of device {} cannot wait on an event of device {}",
+           s->device()->ordinal(), e->device()->ordinal());
+    }
+    s->completion().Add(e->Recorded());
+  });
+}
+
+hal_status* EventCreate(hal_device* device, uint32_t flags,
+                        hal_event** out_event) {
+  return Guard("event_create", [&] {
+    Device& d = GetDevice(device);
+    RequireNonNull(out_event, "out_event");
+    if ((flags & ~static_cast<uint32_t>(HAL_EVENT_TIMING)) != 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "unknown event flags 0x{:x}", flags);
+    }
+    *out_event = Events().Add(std::make_shared<Event>(&d, flags));
+  });
+}
+
+hal_status* EventDestroy(hal_event* event) {
+  return Guard("event_destroy", [&] { Events().Remove(event); });
+}
+
+hal_status* EventRecord(hal_event* event, hal_stream* stream) {
+  return Guard("event_record", [&] {
+    std::shared_ptr<Event> e = Events().Get(event);
+    std::shared_ptr<Stream> s = Streams().Get(stream);
+    if (s->device() != e->device()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "an event of device {} cannot record a stream of device {}",
+           e->device()->ordinal(), s->device()->ordinal());
+    }
+    e->Record(*s);
+  });
+}
+
+hal_status* EventQuery(hal_event* event, int32_t* out_complete) {
+  return Guard("event_query", [&] {
+    std::shared_ptr<Event> e = Events().Get(event);
+    RequireNonNull(out_complete, "out_complete");
+    const Plugin& plugin = e->device()->client().plugin();
+    bool complete = true;
+    for (const EventPtr& recorded : e->Recorded()) {
+      complete = complete && plugin.IsReady(recorded);
+    }
+    *out_complete = complete ? 1 : 0;
+  });
+}
+
+hal_status* EventSynchronize(hal_event* event) {
+  return Guard("event_synchronize", [&] {
+    std::shared_ptr<Event> e = Events().Get(event);
+    const Plugin& plugin = e->device()->client().plugin();
+    for (const EventPtr& recorded : e->Recorded()) {
+      plugin.Await(recorded, "event_synchronize");
+    }
+  });
+}
+
+hal_status* EventElapsedMs(hal_event* start, hal_event* end, float* out_ms) {
+  return Guard("event_elapsed_ms", [&] {
+    Events().Get(start);
+    Events().Get(end);
+    RequireNonNull(out_ms, "out_ms");
+    Fail(HAL_STATUS_UNSUPPORTED,
+         "PJRT has no device timestamps: the bridge has no timing events");
+  });
+}
+
+hal_status* Copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst,
+                 uint64_t src, uint64_t bytes) {
+  return Guard("copy", [&] {
+    std::shared_ptr<Stream> s = Streams().Get(stream);
+    if (kind < HAL_COPY_HOST_TO_DEVICE || kind > HAL_COPY_HOST_TO_HOST) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "unknown copy kind {}",
+           static_cast<int>(kind));
+    }
+    if (bytes == 0) {
+      return;
+    }
+    if (src == 0 || dst == 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "NULL source or destination");
+    }
+    Device& device = *s->device();
+    switch (kind) {
+      case HAL_COPY_HOST_TO_DEVICE:
+        device.CopyToDevice(*s, dst, reinterpret_cast<const void*>(src), bytes);
+        break;
+      case HAL_COPY_DEVICE_TO_HOST:
+        device.CopyToHost(*s, reinterpret_cast<void*>(dst), src, bytes);
+        break;
+      case HAL_COPY_DEVICE_TO_DEVICE:
+        device.CopyOnDevice(*s, dst, src, bytes);
+        break;
+      case HAL_COPY_HOST_TO_HOST:
+        // Every earlier operation that writes host memory has finished
+        // before it returned (all copies to the host are synchronous).
+        std::memmove(reinterpret_cast<void*>(dst),
+                     reinterpret_cast<const void*>(src), bytes);
+        break;
+    }
+  });
+}
+
+hal_status* Fill(hal_stream* stream, hal_devptr dst, const void* pattern,
+                 uint32_t pattern_bytes, uint64_t bytes) {
+  return Guard("fill", [&] {
+    std::shared_ptr<Stream> s = Streams().Get(stream);
+    RequireNonNull(pattern, "pattern");
+    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 &&
+        pattern_bytes != 8) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "pattern of {} bytes", pattern_bytes);
+    }
+    if (bytes % pattern_bytes != 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "{} bytes are not a multiple of the {}-byte pattern", bytes,
+           pattern_bytes);
+    }
+    if (bytes != 0) {
+      s->device()->Fill(*s, dst, pattern, pattern_bytes, bytes);
+    }
+  });
+}
+
+hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
+                       uint64_t size, hal_module** out_module) {
+  return Guard("module_load", [&] {
+    GetDevice(device);
+    RequireNonNull(format, "format");
+    RequireNonNull(out_module, "out_module");
+    if (data == nullptr && size != 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "data is NULL");
+    }
+    if (std::strcmp(format, "stablehlo") != 0) {
+      Fail(HAL_STATUS_UNSUPPORTED,
+           "module format \"{}\" is not supported; the bridge loads "
+           "\"stablehlo\" (MLIR text or bytecode with a public @main)",
+           format);
+    }
+    Device& d = GetDevice(device);
+    auto module = std::make_shared<Module>();
+    module->device = &d;
+    // Compiled now: a malformed program fails here, with the compiler's
+    // message.
+    module->executable =
+        d.CompileModule(std::string(static_cast<const char*>(data), size));
+    module->kernel = Kernel{&d, nullptr, module.get()};
+    ModuleKernels& kernels = LiveModuleKernels();
+    std::lock_guard lock(kernels.mutex);
+    kernels.live.insert(&module->kernel);
+    *out_module = Modules().Add(std::move(module));
+  });
+}
+
+hal_status* ModuleUnload(hal_module* module) {
+  return Guard("module_unload", [&] {
+    std::shared_ptr<Module> m = Modules().Remove(module);
+    ModuleKernels& kernels = LiveModuleKernels();
+    std::lock_guard lock(kernels.mutex);
+    kernels.live.erase(&m->kernel);
+  });
+}
+
+hal_status* KernelLookup(hal_device* device, hal_module* module,
+                         const char* name, hal_kernel** out_kernel) {
+  return Guard("kernel_lookup", [&] {
+    Device& d = GetDevice(device);
+    RequireNonNull(name, "name");
+    RequireNonNull(out_kernel, "out_kernel");
+    if (module != nullptr) {
+      std::shared_ptr<Module> m = Modules().Get(module);
+      if (m->device != &d) {
+        Fail(HAL_STATUS_INVALID_ARGUMENT, "the module belongs to device {}",
+             m->device->ordinal());
+      }
+      if (std::strcmp(name, "main") != 0) {
+        Fail(HAL_STATUS_NOT_FOUND,
+             "a stablehlo module has one kernel, \"main\", not \"{}\"", name);
+      }
+      *out_kernel = reinterpret_cast<hal_kernel*>(&m->kernel);
+      return;
+    }
+    for (const Kernel& kernel : Discover().kernels.at(d.ordinal())) {
+      if (std::strcmp(kernel.signature->name, name) == 0) {
+        *out_kernel =
+            reinterpret_cast<hal_kernel*>(const_cast<Kernel*>(&kernel));
+        return;
+      }
+    }
+    Fail(HAL_STATUS_NOT_FOUND, "no standard kernel named \"{}\"", name);
+  });
+}
+
+hal_status* Launch(hal_stream* stream, hal_kernel* kernel, const hal_arg* args,
+                   uint32_t num_args) {
+  return Guard("launch", [&] {
+    std::shared_ptr<Stream> s = Streams().Get(stream);
+    std::shared_ptr<Module> module;
+    const Kernel& k = GetKernel(kernel, &module);
+    if (k.device != s->device()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "kernel {} of device {} cannot run on a stream of device {}",
+           module ? "main" : k.signature->name, k.device->ordinal(),
+           s->device()->ordinal());
+    }
+    if (module != nullptr) {
+      if (num_args != 0) RequireNonNull(args, "args");
+      k.device->RunModule(*s, module->executable,
+                          std::span<const hal_arg>(args, num_args));
+      return;
+    }
+    ValidateLaunch(*k.device, *k.signature, args, num_args);
+    k.device->Launch(*s, k.signature->name,
+                     std::span<const hal_arg>(args, num_args));
+  });
+}
+
+}  // namespace
+
+const hal_driver_api* DriverApi(const DriverConfig& config) {
+  static hal_driver_api api;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    g_config = &config;
+    api = hal_driver_api{
+        .struct_size = sizeof(hal_driver_api),
+        .abi_major = HAL_ABI_MAJOR,
+        .abi_minor = HAL_ABI_MINOR,
+        .name = config.name,
+        .version = config.version,
+        .initialize = Initialize,
+        .device_count = DeviceCount,
+        .device_open = DeviceOpen,
+        .device_properties = DeviceProperties,
+        .memory_info = MemoryInfo,
+        .mem_alloc = MemAlloc,
+        .mem_free = MemFree,
+        .host_alloc = HostAlloc,
+        .host_free = HostFree,
+        .stream_create = StreamCreate,
+        .stream_destroy = StreamDestroy,
+        .stream_default = StreamDefault,
+        .stream_synchronize = StreamSynchronize,
+        .stream_query = StreamQuery,
+        .stream_wait_event = StreamWaitEvent,
+        .event_create = EventCreate,
+        .event_destroy = EventDestroy,
+        .event_record = EventRecord,
+        .event_query = EventQuery,
+        .event_synchronize = EventSynchronize,
+        .event_elapsed_ms = EventElapsedMs,
+        .copy = Copy,
+        .fill = Fill,
+        .module_load = ModuleLoad,
+        .module_unload = ModuleUnload,
+        .kernel_lookup = KernelLookup,
+        .launch = Launch,
+    };
+  });
+  return &api;
+}
+
+std::string UnavailableReason() { return Discover().unavailable; }
+
+}  // namespace pjrt_bridge

@@ -1,0 +1,447 @@
+// Memory, transfers and kernel launches of one device (see device.h).
+#include "device.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "hal/standard_kernels.h"
+#include "kit/error.h"
+
+namespace pjrt_bridge {
+namespace {
+
+using driver_kit::Fail;
+
+// Memory figure for a plugin that reports no limit: HAL_PJRT_MEMORY bytes, or
+// 16 GiB, a nominal size that only bounds what one process may allocate.
+uint64_t NominalMemory() {
+  const char* text = std::getenv("HAL_PJRT_MEMORY");
+  char* end = nullptr;
+  const unsigned long long value = text ? std::strtoull(text, &end, 10) : 0;
+  if (text != nullptr && end != text && *end == '\0' && value > 0) {
+    return value;
+  }
+  return uint64_t{16} << 30;
+}
+
+c::BufferType BufferTypeOf(int32_t dtype) {
+  switch (dtype) {
+    case HAL_DTYPE_F32:
+      return c::kBufferF32;
+    case HAL_DTYPE_F16:
+      return c::kBufferF16;
+    case HAL_DTYPE_BF16:
+      return c::kBufferBF16;
+    case HAL_DTYPE_F64:
+      return c::kBufferF64;
+    case HAL_DTYPE_I64:
+      return c::kBufferS64;
+    case HAL_DTYPE_I32:
+      return c::kBufferS32;
+    case HAL_DTYPE_I16:
+      return c::kBufferS16;
+    case HAL_DTYPE_I8:
+      return c::kBufferS8;
+    case HAL_DTYPE_U8:
+      return c::kBufferU8;
+    case HAL_DTYPE_BOOL:
+      return c::kBufferPred;
+    default:
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "dtype {}", dtype);
+  }
+}
+
+void CopyString(char* dst, size_t capacity, const std::string& text) {
+  const size_t length = std::min(capacity - 1, text.size());
+  std::memcpy(dst, text.data(), length);
+  dst[length] = '\0';
+}
+
+}  // namespace
+
+Device::Device(const Client& client, c::Device* pjrt_device, int32_t ordinal,
+               std::string vendor)
+    : client_(client),
+      pjrt_device_(pjrt_device),
+      ordinal_(ordinal),
+      vendor_(std::move(vendor)),
+      name_(client.DeviceKind(pjrt_device)) {
+  const std::optional<DeviceMemoryStats> stats =
+      client.MemoryStats(pjrt_device);
+  total_memory_ = stats && stats->bytes_limit && *stats->bytes_limit > 0
+                      ? static_cast<uint64_t>(*stats->bytes_limit)
+                      : NominalMemory();
+  default_stream_ = std::make_shared<Stream>(this, /*is_default=*/true);
+}
+
+void Device::Properties(hal_device_properties* out) const {
+  hal_device_properties properties{};
+  CopyString(properties.name, sizeof(properties.name), name_);
+  CopyString(properties.vendor, sizeof(properties.vendor), vendor_);
+  CopyString(properties.driver_version, sizeof(properties.driver_version),
+             client_.PlatformVersion());
+  properties.total_memory = total_memory_;
+  properties.max_allocation_size = total_memory_;
+  properties.compute_units = 1;
+  properties.dtypes = dtypes();
+  properties.capabilities = 0;
+  properties.kernel_set_version = HAL_KERNEL_SET_VERSION;
+  properties.min_alignment = AddressMap::kGranule;
+  properties.stream_priority_low = 0;
+  properties.stream_priority_high = 0;
+  // The caller's struct_size says how much of it exists.
+  const size_t size = std::min(out->struct_size, sizeof(properties));
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
+              reinterpret_cast<const char*>(&properties) + sizeof(size_t),
+              size - sizeof(size_t));
+}
+
+uint64_t Device::free_memory() const {
+  const uint64_t used = memory_.live_bytes();
+  return used < total_memory_ ? total_memory_ - used : 0;
+}
+
+bool Device::Contains(uint64_t first_byte, uint64_t bytes) const {
+  return memory_.Contains(first_byte, bytes);
+}
+
+uint32_t Device::dtypes() const {
+  // XLA has every HAL dtype; a kernel the lowering lacks for one is
+  // UNSUPPORTED at launch.
+  return (1u << HAL_DTYPE_COUNT) - 1;
+}
+
+hal_devptr Device::Allocate(uint64_t bytes, uint64_t alignment) {
+  if (alignment == 0) {
+    alignment = AddressMap::kGranule;
+  }
+  if ((alignment & (alignment - 1)) != 0) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "alignment {} is not a power of two",
+         alignment);
+  }
+  if (bytes == 0) {
+    return HAL_DEVPTR_NULL;
+  }
+  if (bytes > total_memory_) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{} bytes exceed the largest allocation, {} bytes", bytes,
+         total_memory_);
+  }
+  if (bytes > free_memory()) {
+    Fail(HAL_STATUS_OUT_OF_MEMORY,
+         "{} bytes do not fit: {} of {} bytes are free", bytes, free_memory(),
+         total_memory_);
+  }
+  // The PJRT buffer comes with the first write (address_map.h).
+  return memory_.Insert(bytes, alignment);
+}
+
+void Device::Free(hal_devptr ptr) {
+  if (ptr != HAL_DEVPTR_NULL) {
+    memory_.Erase(ptr);
+  }
+}
+
+size_t Device::cached_programs() const {
+  std::lock_guard lock(cache_mutex_);
+  return kernels_.size() + transfers_.size();
+}
+
+const CompiledProgram& Device::Compiled(const LaunchSignature& signature) {
+  {
+    std::lock_guard lock(cache_mutex_);
+    auto it = kernels_.find(signature);
+    if (it != kernels_.end()) {
+      return *it->second;
+    }
+  }
+  // Compiled outside the lock: a compile takes long and may fail.
+  auto compiled = std::make_unique<CompiledProgram>();
+  compiled->program = LowerStandardKernel(signature);
+  compiled->executable = client_.Compile(compiled->program.mlir);
+  driver_kit::Log(HAL_LOG_DEBUG, fmt::format("pjrt: compiled {} for device {}",
+                                             signature.kernel, ordinal_));
+  std::lock_guard lock(cache_mutex_);
+  return *kernels_.try_emplace(signature, std::move(compiled)).first->second;
+}
+
+const CompiledProgram& Device::CompiledTransfer(
+    const std::string& key, const std::function<Program()>& lower) {
+  {
+    std::lock_guard lock(cache_mutex_);
+    auto it = transfers_.find(key);
+    if (it != transfers_.end()) {
+      return *it->second;
+    }
+  }
+  auto compiled = std::make_unique<CompiledProgram>();
+  compiled->program = lower();
+  compiled->executable = client_.Compile(compiled->program.mlir);
+  std::lock_guard lock(cache_mutex_);
+  return *transfers_.try_emplace(key, std::move(compiled)).first->second;
+}
+
+BufferPtr Device::ContentsOf(hal_devptr start, uint64_t bytes) {
+  BufferPtr contents = memory_.Contents(start);
+  if (contents == nullptr) {
+    const std::vector<std::byte> zeros(bytes);
+    contents = client_.Upload(pjrt_device_, zeros.data(), bytes);
+    memory_.SetContents(start, contents);
+  }
+  return contents;
+}
+
+std::vector<BufferPtr> Device::RunLocked(
+    Stream& stream, const CompiledProgram& compiled,
+    std::span<const BufferPtr> buffers, std::span<const hal_devptr> owners,
+    std::span<const int64_t> offsets,
+    std::span<const std::vector<std::byte>> scalars) {
+  const Program& program = compiled.program;
+  if (offsets.size() != static_cast<size_t>(program.num_offsets) ||
+      scalars.size() != program.scalar_params.size()) {
+    Fail(HAL_STATUS_INTERNAL,
+         "program takes {} offsets and {} scalars, the launch has {} and {}",
+         program.num_offsets, program.scalar_params.size(), offsets.size(),
+         scalars.size());
+  }
+  std::vector<BufferPtr> arguments;
+  for (int index : program.param_buffers) {
+    arguments.push_back(buffers[index]);
+  }
+  if (!offsets.empty()) {
+    const int64_t dims[1] = {static_cast<int64_t>(offsets.size())};
+    arguments.push_back(
+        client_.Upload(pjrt_device_, offsets.data(), c::kBufferS64, dims));
+  }
+  for (size_t i = 0; i < scalars.size(); ++i) {
+    arguments.push_back(client_.Upload(pjrt_device_, scalars[i].data(),
+                                       BufferTypeOf(program.scalar_params[i]),
+                                       {}));
+  }
+  EventPtr done;
+  std::vector<BufferPtr> outputs =
+      client_.Execute(compiled.executable, pjrt_device_, arguments, &done);
+  if (outputs.size() < program.result_buffers.size()) {
+    Fail(HAL_STATUS_INTERNAL, "program returned {} buffers, {} expected",
+         outputs.size(), program.result_buffers.size());
+  }
+  for (size_t i = 0; i < program.result_buffers.size(); ++i) {
+    const hal_devptr owner = owners[program.result_buffers[i]];
+    if (owner != HAL_DEVPTR_NULL) {
+      memory_.SetContents(owner, outputs[i]);
+    }
+  }
+  stream.completion().Add(std::move(done));
+  return outputs;
+}
+
+void Device::WriteRange(Stream& stream, const Placement& placement,
+                        const BufferPtr& data, uint64_t bytes) {
+  const CompiledProgram& compiled = CompiledTransfer(
+      fmt::format("write {} {}", placement.allocation_bytes, bytes),
+      [&] { return LowerWriteRange(placement.allocation_bytes, bytes); });
+  std::lock_guard lock(issue_mutex_);
+  const BufferPtr buffers[] = {
+      ContentsOf(placement.start, placement.allocation_bytes), data};
+  const hal_devptr owners[] = {placement.start, HAL_DEVPTR_NULL};
+  const int64_t offsets[] = {static_cast<int64_t>(placement.offset)};
+  RunLocked(stream, compiled, buffers, owners, offsets, {});
+}
+
+void Device::CopyToDevice(Stream& stream, hal_devptr dst, const void* src,
+                          uint64_t bytes) {
+  const Placement placement = memory_.Find(dst, bytes, "destination");
+  BufferPtr data = client_.Upload(pjrt_device_, src, bytes);
+  if (placement.offset == 0 && bytes == placement.allocation_bytes) {
+    std::lock_guard lock(issue_mutex_);
+    memory_.SetContents(placement.start, std::move(data));
+    return;
+  }
+  WriteRange(stream, placement, data, bytes);
+}
+
+void Device::CopyToHost(Stream& stream, void* dst, hal_devptr src,
+                        uint64_t bytes) {
+  const Placement placement = memory_.Find(src, bytes, "source");
+  const bool whole =
+      placement.offset == 0 && bytes == placement.allocation_bytes;
+  const CompiledProgram* read =
+      whole ? nullptr
+            : &CompiledTransfer(
+                  fmt::format("read {} {}", placement.allocation_bytes, bytes),
+                  [&] {
+                    return LowerReadRange(placement.allocation_bytes, bytes);
+                  });
+  BufferPtr source;
+  {
+    std::lock_guard lock(issue_mutex_);
+    BufferPtr contents = memory_.Contents(placement.start);
+    if (contents == nullptr) {
+      std::memset(dst, 0, bytes);  // never written: zeros (address_map.h)
+      return;
+    }
+    if (whole) {
+      source = std::move(contents);
+    } else {
+      const int64_t offsets[] = {static_cast<int64_t>(placement.offset)};
+      std::vector<BufferPtr> outputs =
+          RunLocked(stream, *read, std::span(&contents, 1),
+                    std::span<const hal_devptr>(), offsets, {});
+      source = outputs.at(read->program.result_buffers.size());
+    }
+  }
+  client_.Download(source, dst, bytes);
+}
+
+void Device::CopyOnDevice(Stream& stream, hal_devptr dst, hal_devptr src,
+                          uint64_t bytes) {
+  const Placement from = memory_.Find(src, bytes, "source");
+  const Placement to = memory_.Find(dst, bytes, "destination");
+  const bool same = from.start == to.start;
+  if (!same && from.offset == 0 && to.offset == 0 &&
+      bytes == from.allocation_bytes && bytes == to.allocation_bytes) {
+    // Buffers are never written in place, so the destination may share the
+    // source's contents.
+    std::lock_guard lock(issue_mutex_);
+    memory_.SetContents(to.start, memory_.Contents(from.start));
+    return;
+  }
+  const CompiledProgram& compiled = CompiledTransfer(
+      fmt::format("copy {} {} {} {}", from.allocation_bytes,
+                  to.allocation_bytes, same, bytes),
+      [&] {
+        return LowerCopyRange(from.allocation_bytes, to.allocation_bytes, same,
+                              bytes);
+      });
+  const int64_t offsets[] = {static_cast<int64_t>(from.offset),
+                             static_cast<int64_t>(to.offset)};
+  std::lock_guard lock(issue_mutex_);
+  if (same) {
+    const BufferPtr buffers[] = {ContentsOf(from.start, from.allocation_bytes)};
+    const hal_devptr owners[] = {from.start};
+    RunLocked(stream, compiled, buffers, owners, offsets, {});
+  } else {
+    const BufferPtr buffers[] = {ContentsOf(from.start, from.allocation_bytes),
+                                 ContentsOf(to.start, to.allocation_bytes)};
+    const hal_devptr owners[] = {from.start, to.start};
+    RunLocked(stream, compiled, buffers, owners, offsets, {});
+  }
+}
+
+void Device::Fill(Stream& stream, hal_devptr dst, const void* pattern,
+                  uint32_t pattern_bytes, uint64_t bytes) {
+  const Placement placement = memory_.Find(dst, bytes, "destination");
+  if (pattern_bytes == 8) {
+    // The lowering repeats patterns of up to 4 bytes; an 8-byte pattern
+    // whose halves differ is expanded here and written.
+    if (std::memcmp(pattern, static_cast<const char*>(pattern) + 4, 4) == 0) {
+      pattern_bytes = 4;
+    } else {
+      std::vector<std::byte> data(bytes);
+      for (uint64_t i = 0; i < bytes; i += 8) {
+        std::memcpy(data.data() + i, pattern, 8);
+      }
+      CopyToDevice(stream, dst, data.data(), bytes);
+      return;
+    }
+  }
+  const CompiledProgram& compiled = CompiledTransfer(
+      fmt::format("fill {} {} {}", placement.allocation_bytes, pattern_bytes,
+                  bytes),
+      [&] {
+        return LowerFill(placement.allocation_bytes, pattern_bytes, bytes);
+      });
+  BufferPtr pattern_buffer =
+      client_.Upload(pjrt_device_, pattern, pattern_bytes);
+  std::lock_guard lock(issue_mutex_);
+  const BufferPtr buffers[] = {
+      ContentsOf(placement.start, placement.allocation_bytes),
+      std::move(pattern_buffer)};
+  const hal_devptr owners[] = {placement.start, HAL_DEVPTR_NULL};
+  const int64_t offsets[] = {static_cast<int64_t>(placement.offset)};
+  RunLocked(stream, compiled, buffers, owners, offsets, {});
+}
+
+void Device::Launch(Stream& stream, const char* kernel,
+                    std::span<const hal_arg> args) {
+  const LaunchDescription launch =
+      DescribeLaunch(kernel, args, [&](hal_devptr address) {
+        const Placement placement = memory_.Find(address, 0, "tensor data");
+        return Location{placement.start, placement.allocation_bytes,
+                        placement.offset};
+      });
+  const CompiledProgram& compiled = Compiled(launch.signature);
+  std::vector<std::vector<std::byte>> scalars;
+  for (size_t i = 0; i < launch.scalars.size(); ++i) {
+    scalars.push_back(
+        EncodeScalar(launch.scalars[i], compiled.program.scalar_params.at(i)));
+  }
+  std::vector<hal_devptr> owners(launch.allocations.begin(),
+                                 launch.allocations.end());
+  std::lock_guard lock(issue_mutex_);
+  std::vector<BufferPtr> buffers;
+  for (size_t i = 0; i < owners.size(); ++i) {
+    buffers.push_back(
+        ContentsOf(owners[i], launch.signature.buffer_bytes.at(i)));
+  }
+  RunLocked(stream, compiled, buffers, owners, launch.offsets, scalars);
+}
+
+void Device::RunModule(Stream& stream, const Executable& executable,
+                       std::span<const hal_arg> args) {
+  driver_kit::ArgChecker checker("main", *this, args.data(),
+                                 static_cast<uint32_t>(args.size()),
+                                 static_cast<uint32_t>(args.size()));
+  if (args.size() < executable.num_outputs) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "main returns {} results but the launch has {} arguments",
+         executable.num_outputs, args.size());
+  }
+  std::vector<driver_kit::TensorArg> tensors;
+  for (uint32_t i = 0; i < args.size(); ++i) {
+    const std::string name = fmt::format("argument {}", i);
+    driver_kit::TensorArg tensor = checker.Tensor(i, name.c_str());
+    int64_t expected = 1;
+    for (int d = tensor.rank() - 1; d >= 0; --d) {
+      if (tensor.tensor.sizes[d] > 1 && tensor.tensor.strides[d] != expected) {
+        Fail(HAL_STATUS_INVALID_ARGUMENT,
+             "main: {} is not contiguous (module programs take dense "
+             "row-major tensors)",
+             name);
+      }
+      expected *= tensor.tensor.sizes[d];
+    }
+    tensors.push_back(tensor);
+  }
+  std::vector<BufferPtr> inputs;
+  for (size_t i = executable.num_outputs; i < tensors.size(); ++i) {
+    const driver_kit::TensorArg& tensor = tensors[i];
+    const uint64_t bytes = tensor.end_byte - tensor.first_byte;
+    std::vector<std::byte> host(std::max<uint64_t>(bytes, 1));
+    if (bytes != 0) {
+      CopyToHost(stream, host.data(), tensor.first_byte, bytes);
+    }
+    inputs.push_back(client_.Upload(
+        pjrt_device_, host.data(), BufferTypeOf(tensor.dtype()),
+        std::span<const int64_t>(tensor.tensor.sizes, tensor.rank())));
+  }
+  EventPtr done;
+  std::vector<BufferPtr> outputs;
+  {
+    std::lock_guard lock(issue_mutex_);
+    outputs = client_.Execute(executable, pjrt_device_, inputs, &done);
+  }
+  stream.completion().Add(done);
+  for (size_t i = 0; i < executable.num_outputs; ++i) {
+    const driver_kit::TensorArg& tensor = tensors[i];
+    const uint64_t bytes = tensor.end_byte - tensor.first_byte;
+    if (bytes == 0) {
+      continue;
+    }
+    std::vector<std::byte> host(bytes);
+    client_.Download(outputs[i], host.data(), bytes);
+    CopyToDevice(stream, tensor.first_byte, host.data(), bytes);
+  }
+}
+
+}  // namespace pjrt_bridge

@@ -1,0 +1,122 @@
+// One HAL device on one PJRT device: its address map, its compiled programs,
+// and the operations that run programs over its allocations (copies, fills,
+// kernel launches). Streams only track completion (stream.h); the work
+// itself is issued here, under one lock per device, so that the read of an
+// allocation's contents, the execution, and the swap of its new contents
+// happen as one step (two streams writing disjoint parts of one allocation
+// must not lose either write).
+//
+// Devices are created once by the runtime (bridge.cpp) and live until the
+// process exits, like the Client they use.
+#ifndef HAL_DRIVERS_PJRT_DEVICE_H_
+#define HAL_DRIVERS_PJRT_DEVICE_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "address_map.h"
+#include "client.h"
+#include "kit/args.h"
+#include "lowering/lowering.h"
+#include "stream.h"
+
+namespace pjrt_bridge {
+
+// A compiled program and the layout it was lowered with.
+struct CompiledProgram {
+  Program program;
+  Executable executable;
+};
+
+class Device : public driver_kit::DeviceMemory {
+ public:
+  Device(const Client& client, c::Device* pjrt_device, int32_t ordinal,
+         std::string vendor);
+
+  const Client& client() const { return client_; }
+  const AddressMap& memory() const { return memory_; }
+  Stream& default_stream() { return *default_stream_; }
+  std::shared_ptr<Stream> default_stream_ptr() { return default_stream_; }
+  void Properties(hal_device_properties* out) const;
+  uint64_t total_memory() const { return total_memory_; }
+  uint64_t free_memory() const;
+
+  // driver_kit::DeviceMemory
+  bool Contains(uint64_t first_byte, uint64_t bytes) const override;
+  int32_t ordinal() const override { return ordinal_; }
+  uint32_t dtypes() const override;
+
+  hal_devptr Allocate(uint64_t bytes, uint64_t alignment);
+  void Free(hal_devptr ptr);
+
+  // Stream operations; each adds its completion event to `stream`.
+  void CopyToDevice(Stream& stream, hal_devptr dst, const void* src,
+                    uint64_t bytes);
+  void CopyToHost(Stream& stream, void* dst, hal_devptr src, uint64_t bytes);
+  void CopyOnDevice(Stream& stream, hal_devptr dst, hal_devptr src,
+                    uint64_t bytes);
+  void Fill(Stream& stream, hal_devptr dst, const void* pattern,
+            uint32_t pattern_bytes, uint64_t bytes);
+  // Runs a launch of a standard kernel the caller validated.
+  void Launch(Stream& stream, const char* kernel,
+              std::span<const hal_arg> args);
+
+  // Runs a user program (module_load "stablehlo"): the first
+  // executable.num_outputs tensors receive @main's results, the others are
+  // its parameters, each a contiguous tensor passed as a typed array of its
+  // sizes. Staged through host memory: module programs are not on the fast
+  // path.
+  void RunModule(Stream& stream, const Executable& executable,
+                 std::span<const hal_arg> args);
+  Executable CompileModule(const std::string& mlir) const {
+    return client_.Compile(mlir);
+  }
+
+  // The compile cache: programs by launch signature (kernels) or by the
+  // transfer's static shape (copies, fills, reads, writes).
+  size_t cached_programs() const;
+
+ private:
+  const CompiledProgram& Compiled(const LaunchSignature& signature);
+  const CompiledProgram& CompiledTransfer(
+      const std::string& key, const std::function<Program()>& lower);
+  // The contents of an allocation as a buffer, zeros if never written.
+  BufferPtr ContentsOf(hal_devptr start, uint64_t bytes);
+  // Runs `compiled` over `buffers` (by Program buffer index; `owners` names
+  // the allocation each one is, 0 for uploaded data), with the index
+  // parameter `offsets` and the scalar parameters' bytes; writes results
+  // back into the owners' contents and returns the outputs. Call with
+  // issue_mutex_ held.
+  std::vector<BufferPtr> RunLocked(
+      Stream& stream, const CompiledProgram& compiled,
+      std::span<const BufferPtr> buffers, std::span<const hal_devptr> owners,
+      std::span<const int64_t> offsets,
+      std::span<const std::vector<std::byte>> scalars);
+  void WriteRange(Stream& stream, const Placement& placement,
+                  const BufferPtr& data, uint64_t bytes);
+
+  const Client& client_;
+  c::Device* pjrt_device_;
+  int32_t ordinal_;
+  std::string vendor_;
+  std::string name_;
+  uint64_t total_memory_ = 0;
+  AddressMap memory_;
+  std::shared_ptr<Stream> default_stream_;
+
+  std::mutex issue_mutex_;
+  mutable std::mutex cache_mutex_;
+  std::unordered_map<LaunchSignature, std::unique_ptr<CompiledProgram>,
+                     LaunchSignatureHash>
+      kernels_;
+  std::unordered_map<std::string, std::unique_ptr<CompiledProgram>> transfers_;
+};
+
+}  // namespace pjrt_bridge
+
+#endif  // HAL_DRIVERS_PJRT_DEVICE_H_

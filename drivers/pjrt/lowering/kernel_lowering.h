@@ -1,0 +1,92 @@
+// KernelLowering: the state of lowering one standard-kernel launch, shared
+// by every kernel's lowering function. It declares @main's parameters from
+// the LaunchSignature (buffers, the offsets, the scalars), reads tensor
+// arguments as typed values, and collects the written buffers as results.
+//
+// Reads always see the buffers as they were before the launch (every input
+// is read before any output is written, as the kernel conventions require
+// for overlapping operands); writes apply in the order they are made.
+#ifndef HAL_DRIVERS_PJRT_LOWERING_KERNEL_LOWERING_H_
+#define HAL_DRIVERS_PJRT_LOWERING_KERNEL_LOWERING_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "builder.h"
+#include "hal/standard_kernels.h"
+#include "lowering.h"
+#include "view.h"
+
+namespace pjrt_bridge {
+
+class KernelLowering {
+ public:
+  // `primary`: the kernel's primary dtype; scalar parameters take its
+  // compute type (f32, f64, or i64 for integers and bool) unless
+  // `scalar_type` names one (HAL_DTYPE_COUNT: none).
+  KernelLowering(const LaunchSignature& signature, hal_dtype primary,
+                 hal_dtype scalar_type);
+
+  ProgramBuilder& b() { return b_; }
+  const LaunchSignature& signature() const { return signature_; }
+  // The kernel's primary dtype and the element it computes in.
+  hal_dtype dtype() const { return primary_; }
+  const std::string& compute() const { return compute_; }
+
+  const ArgShape& arg(int index) const { return signature_.args[index]; }
+  bool IsTensor(int index) const { return arg(index).kind == HAL_ARG_TENSOR; }
+  bool IsNone(int index) const { return arg(index).kind == HAL_ARG_NONE; }
+  const std::vector<int64_t>& Sizes(int index) const {
+    return arg(index).sizes;
+  }
+  int64_t Int(int index) const { return arg(index).i64; }
+  double Float(int index) const { return arg(index).f64; }
+
+  // Tensor argument `index` in its storage element, or converted.
+  Value Read(int index);
+  Value Read(int index, std::string_view element);
+  // A tensor|scalar (or scalar) argument as `element`, broadcast to `dims`.
+  Value Operand(int index, std::string_view element,
+                const std::vector<int64_t>& dims);
+  // A scalar parameter as a 0-d `element` value.
+  Value Scalar(int index, std::string_view element);
+  // A constant of the compute element.
+  Value Constant(double value, const std::vector<int64_t>& dims = {}) {
+    return b_.Constant(compute_, value, dims);
+  }
+
+  // Writes `value` into tensor argument `index` (converted to its dtype).
+  void Write(int index, const Value& value);
+
+  Program Finish();
+
+ private:
+  Value OffsetOf(int index);
+
+  const LaunchSignature& signature_;
+  hal_dtype primary_;
+  std::string compute_;
+  ProgramBuilder b_;
+  std::vector<Value> buffers_;     // the parameters
+  std::map<int, Value> written_;   // buffer -> current contents
+  std::vector<int> write_order_;   // buffers in order of first write
+  std::vector<int> offset_slot_;   // per argument: index in the offsets
+  std::vector<int> scalar_param_;  // per argument: parameter index
+  std::vector<Value> scalars_;
+  std::vector<hal_dtype> scalar_types_;
+  Value offsets_;
+};
+
+// The table's signature of standard kernel `name`; throws UNSUPPORTED for a
+// name outside the set.
+const hal_kernel_signature& KernelSignature(std::string_view name);
+// Whether an argument given as `given` is a runtime scalar parameter: a
+// scalar of a `scalar` or `tensor|scalar` kind (an `int` or `float` argument
+// shapes the program instead).
+bool IsRuntimeScalar(const hal_kernel_arg_signature& arg, int32_t given);
+
+}  // namespace pjrt_bridge
+
+#endif  // HAL_DRIVERS_PJRT_LOWERING_KERNEL_LOWERING_H_

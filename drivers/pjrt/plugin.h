@@ -1,0 +1,66 @@
+// A loaded PJRT plugin: the shared library, its function table after the
+// version and size checks, and the plumbing every call needs (turning a
+// PJRT_Error into a driver_kit::Error with the plugin's own message, owning
+// events and buffers, waiting for an event with a bound).
+//
+// A Plugin lives as long as any object made through it (events and buffers
+// keep it alive through shared_ptr); the library itself is never unloaded,
+// as HAL never unloads drivers either.
+#ifndef HAL_DRIVERS_PJRT_PLUGIN_H_
+#define HAL_DRIVERS_PJRT_PLUGIN_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "pjrt_api.h"
+
+namespace pjrt_bridge {
+
+class Plugin;
+using EventPtr = std::shared_ptr<c::Event>;
+using BufferPtr = std::shared_ptr<c::Buffer>;
+
+class Plugin : public std::enable_shared_from_this<Plugin> {
+ public:
+  // Opens `path`, imports GetPjrtApi, checks major version and table size,
+  // and calls PJRT_Plugin_Initialize. Throws driver_kit::Error naming the
+  // path: UNAVAILABLE when the file cannot be loaded or initialized,
+  // VERSION_MISMATCH for another major version or a table too short.
+  static std::shared_ptr<Plugin> Load(const std::string& path);
+
+  const c::Api& api() const { return *api_; }
+  const std::string& path() const { return path_; }
+  int minor_version() const { return api_->version.minor_version; }
+  // True when the plugin's table has the entry at `offset` (offsetof(c::Api,
+  // entry)) and it is set.
+  bool Has(size_t offset) const;
+
+  // Throws driver_kit::Error for a non-NULL `error` (and destroys it): the
+  // plugin's message after `what`, its code mapped to a HAL status.
+  void Check(c::Error* error, const char* what) const;
+
+  // Takes ownership of a plugin object.
+  EventPtr Own(c::Event* event) const;
+  BufferPtr Own(c::Buffer* buffer) const;
+
+  // Waits until `event` is ready, at most `timeout`, then returns its error
+  // through Check. A wait that runs out is UNAVAILABLE (the device is
+  // presumed stuck); the event keeps whatever it needs alive.
+  void Await(const EventPtr& event, const char* what) const;
+  bool IsReady(const EventPtr& event) const;
+
+  // Bound of every wait on the device: HAL_PJRT_TIMEOUT_S, default 600 s.
+  static std::chrono::milliseconds WaitLimit();
+
+ private:
+  Plugin(std::string path, const c::Api* api)
+      : path_(std::move(path)), api_(api) {}
+
+  std::string path_;
+  const c::Api* api_;
+};
+
+}  // namespace pjrt_bridge
+
+#endif  // HAL_DRIVERS_PJRT_PLUGIN_H_

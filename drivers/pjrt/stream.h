@@ -1,0 +1,86 @@
+// HAL streams and events on PJRT, which has neither: both are sets of PJRT
+// events.
+//
+// Every operation the bridge issues is handed to the plugin at once, in the
+// order HAL calls arrive: PJRT orders work by data (an execution waits for
+// the buffers it reads), and each allocation's contents are a new buffer
+// after every write, so issue order already is the order HAL promises. What
+// a stream adds is completion: it keeps the PJRT event of each operation it
+// issued until that event is seen ready, so synchronize can await them, query
+// can test them, and the first failure is reported once, as HAL asks.
+//
+// An Event records a stream's outstanding events at the time of the record;
+// waiting on it adds them to the waiting stream, so that stream's completion
+// covers them too. Streams and events are owned by their registries
+// (bridge.cpp) through shared_ptr.
+#ifndef HAL_DRIVERS_PJRT_STREAM_H_
+#define HAL_DRIVERS_PJRT_STREAM_H_
+
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "kit/error.h"
+#include "plugin.h"
+
+namespace pjrt_bridge {
+
+class Device;
+
+// Outstanding PJRT events and the first error among those seen complete.
+class Completion {
+ public:
+  explicit Completion(const Plugin& plugin) : plugin_(plugin) {}
+
+  void Add(EventPtr event);
+  void Add(const std::vector<EventPtr>& events);
+  std::vector<EventPtr> Outstanding() const;
+  // True once every event added so far is ready.
+  bool Idle();
+  // Waits for every event added so far; throws the first error once.
+  void Wait(const char* what);
+
+ private:
+  // Drops ready events, keeping the first error. Call with mutex_ held.
+  void PruneLocked();
+
+  const Plugin& plugin_;
+  mutable std::mutex mutex_;
+  std::vector<EventPtr> outstanding_;
+  std::optional<driver_kit::Error> error_;
+};
+
+class Stream {
+ public:
+  Stream(Device* device, bool is_default);
+
+  Device* device() const { return device_; }
+  bool is_default() const { return is_default_; }
+  Completion& completion() { return completion_; }
+
+ private:
+  Device* device_;
+  bool is_default_;
+  Completion completion_;
+};
+
+class Event {
+ public:
+  Event(Device* device, uint32_t flags) : device_(device), flags_(flags) {}
+
+  Device* device() const { return device_; }
+  uint32_t flags() const { return flags_; }
+  void Record(Stream& stream);
+  // What the last record captured (empty if never recorded).
+  std::vector<EventPtr> Recorded() const;
+
+ private:
+  Device* device_;
+  uint32_t flags_;
+  mutable std::mutex mutex_;
+  std::vector<EventPtr> recorded_;
+};
+
+}  // namespace pjrt_bridge
+
+#endif  // HAL_DRIVERS_PJRT_STREAM_H_

@@ -1,0 +1,170 @@
+// Unit tests of the bridge pieces that need no plugin: the address map, the
+// compile-cache key (a LaunchSignature from lowering's DescribeLaunch), and
+// the hand-written CompileOptionsProto.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "address_map.h"
+#include "client.h"
+#include "kit/error.h"
+#include "lowering/lowering.h"
+
+namespace pjrt_bridge {
+namespace {
+
+// A buffer that is only an identity (never handed to a plugin).
+BufferPtr FakeBuffer(int tag) {
+  static std::vector<int> storage(16);
+  return BufferPtr(reinterpret_cast<c::Buffer*>(&storage.at(tag)),
+                   [](c::Buffer*) {});
+}
+
+hal_status_code CodeOf(auto&& call) {
+  try {
+    call();
+  } catch (const driver_kit::Error& error) {
+    return error.code;
+  }
+  return HAL_STATUS_OK;
+}
+
+TEST(AddressMap, AllocationsAreAlignedDisjointAndNeverReused) {
+  AddressMap map;
+  const hal_devptr a = map.Insert(100, 0);
+  const hal_devptr b = map.Insert(1, 4096);
+  EXPECT_NE(a, HAL_DEVPTR_NULL);
+  EXPECT_EQ(a % AddressMap::kGranule, 0u);
+  EXPECT_EQ(b % 4096, 0u);
+  EXPECT_GE(b, a + 100);
+  map.Erase(a);
+  const hal_devptr c = map.Insert(100, 0);
+  EXPECT_NE(c, a) << "a freed address must not name a new allocation";
+  EXPECT_EQ(map.size(), 2u);
+  EXPECT_EQ(map.live_bytes(), 101u);
+}
+
+TEST(AddressMap, FindsRangesInsideOneAllocationOnly) {
+  AddressMap map;
+  const hal_devptr a = map.Insert(100, 0);
+  const hal_devptr b = map.Insert(50, 0);
+  const Placement inside = map.Find(a + 10, 90, "test");
+  EXPECT_EQ(inside.start, a);
+  EXPECT_EQ(inside.offset, 10u);
+  EXPECT_EQ(inside.allocation_bytes, 100u);
+  EXPECT_EQ(map.Find(b + 49, 0, "test").start, b);
+  EXPECT_TRUE(map.Contains(a, 100));
+  EXPECT_FALSE(map.Contains(a + 10, 91)) << "runs past the end";
+  EXPECT_FALSE(map.Contains(a + 100, 0)) << "one past the end";
+  EXPECT_FALSE(map.Contains(a - 1, 1)) << "before the start";
+  EXPECT_FALSE(map.Contains(b + 50, 1));
+  EXPECT_EQ(CodeOf([&] { map.Find(a + 100, 1, "test"); }),
+            HAL_STATUS_INVALID_ARGUMENT);
+  map.Erase(b);
+  EXPECT_FALSE(map.Contains(b, 1)) << "freed";
+}
+
+TEST(AddressMap, EraseNeedsAStartAddress) {
+  AddressMap map;
+  const hal_devptr a = map.Insert(100, 0);
+  EXPECT_EQ(CodeOf([&] { map.Erase(a + 1); }), HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(CodeOf([&] { map.Erase(a); }), HAL_STATUS_OK);
+  EXPECT_EQ(CodeOf([&] { map.Erase(a); }), HAL_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(AddressMap, ContentsAreSwappedPerAllocation) {
+  AddressMap map;
+  const hal_devptr a = map.Insert(8, 0);
+  const hal_devptr b = map.Insert(8, 0);
+  EXPECT_EQ(map.Contents(a), nullptr) << "never written";
+  map.SetContents(a, FakeBuffer(1));
+  map.SetContents(b, FakeBuffer(2));
+  map.SetContents(a, FakeBuffer(3));
+  EXPECT_EQ(map.Contents(a).get(), FakeBuffer(3).get());
+  EXPECT_EQ(map.Contents(b).get(), FakeBuffer(2).get());
+  map.Erase(a);
+  map.SetContents(a, FakeBuffer(4));  // freed meanwhile: ignored
+  EXPECT_EQ(CodeOf([&] { map.Contents(a); }), HAL_STATUS_INVALID_ARGUMENT);
+}
+
+// The compile-cache key of a launch: everything static about it, nothing
+// that changes from launch to launch (where the data lies, scalar values).
+class CacheKey : public ::testing::Test {
+ protected:
+  hal_arg Tensor(hal_devptr data, std::vector<int64_t> sizes,
+                 std::vector<int64_t> strides,
+                 hal_dtype dtype = HAL_DTYPE_F32) {
+    hal_arg arg{};
+    arg.kind = HAL_ARG_TENSOR;
+    arg.value.tensor.data = data;
+    arg.value.tensor.dtype = dtype;
+    arg.value.tensor.rank = static_cast<int32_t>(sizes.size());
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      arg.value.tensor.sizes[d] = sizes[d];
+      arg.value.tensor.strides[d] = strides[d];
+    }
+    return arg;
+  }
+  static hal_arg Scalar(double value) {
+    hal_arg arg{};
+    arg.kind = HAL_ARG_F64;
+    arg.value.f64 = value;
+    return arg;
+  }
+  LaunchDescription Describe(const std::vector<hal_arg>& args) {
+    return DescribeLaunch("add", args, [&](hal_devptr address) {
+      const Placement p = map_.Find(address, 0, "tensor");
+      return Location{p.start, p.allocation_bytes, p.offset};
+    });
+  }
+
+  AddressMap map_;
+  hal_devptr x_ = map_.Insert(4096, 0);
+  hal_devptr y_ = map_.Insert(4096, 0);
+};
+
+TEST_F(CacheKey, SameShapesElsewhereShareTheKey) {
+  const auto first =
+      Describe({Tensor(x_, {4, 8}, {8, 1}), Tensor(x_ + 512, {4, 8}, {8, 1}),
+                Tensor(y_, {4, 8}, {8, 1}), Scalar(1.0)});
+  // The same sharing (out and a in one allocation, b in another), other
+  // allocations and offsets, another alpha.
+  const auto second =
+      Describe({Tensor(y_ + 64, {4, 8}, {8, 1}), Tensor(y_ + 4, {4, 8}, {8, 1}),
+                Tensor(x_, {4, 8}, {8, 1}), Scalar(-3.5)});
+  EXPECT_EQ(first.signature, second.signature);
+  EXPECT_EQ(LaunchSignatureHash{}(first.signature),
+            LaunchSignatureHash{}(second.signature));
+  EXPECT_NE(first.offsets, second.offsets) << "offsets are runtime values";
+}
+
+TEST_F(CacheKey, StridesDtypesAndAliasingChangeTheKey) {
+  const auto base =
+      Describe({Tensor(x_, {4, 8}, {8, 1}), Tensor(y_, {4, 8}, {8, 1}),
+                Tensor(y_, {4, 8}, {8, 1}), Scalar(1.0)});
+  const auto transposed =
+      Describe({Tensor(x_, {4, 8}, {8, 1}), Tensor(y_, {4, 8}, {1, 4}),
+                Tensor(y_, {4, 8}, {8, 1}), Scalar(1.0)});
+  const auto other_dtype =
+      Describe({Tensor(x_, {4, 8}, {8, 1}, HAL_DTYPE_I32),
+                Tensor(y_, {4, 8}, {8, 1}, HAL_DTYPE_I32),
+                Tensor(y_, {4, 8}, {8, 1}, HAL_DTYPE_I32), Scalar(1.0)});
+  const auto in_place =
+      Describe({Tensor(x_, {4, 8}, {8, 1}), Tensor(x_, {4, 8}, {8, 1}),
+                Tensor(y_, {4, 8}, {8, 1}), Scalar(1.0)});
+  EXPECT_NE(base.signature, transposed.signature);
+  EXPECT_NE(base.signature, other_dtype.signature);
+  EXPECT_NE(base.signature, in_place.signature)
+      << "which buffers a launch shares decides the program";
+}
+
+TEST(CompileOptions, OneReplicaOnePartition) {
+  // CompileOptionsProto{executable_build_options(3): {num_replicas(4): 1,
+  // num_partitions(5): 1}}, then compile_portable_executable(4): true.
+  const std::string single = SingleDeviceCompileOptions(false);
+  EXPECT_EQ(single, std::string("\x1a\x04\x20\x01\x28\x01", 6));
+  EXPECT_EQ(SingleDeviceCompileOptions(true), single + "\x20\x01");
+}
+
+}  // namespace
+}  // namespace pjrt_bridge

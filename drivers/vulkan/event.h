@@ -1,0 +1,63 @@
+// A HAL event on Vulkan: a (timeline semaphore, value) pair naming the work
+// a stream had enqueued when the event was recorded, plus a timestamp query
+// written at that point for events created with HAL_EVENT_TIMING.
+//
+// The event keeps its last stream alive (the semaphore is the stream's).
+#ifndef HAL_DRIVERS_VULKAN_EVENT_H_
+#define HAL_DRIVERS_VULKAN_EVENT_H_
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "hal/driver.h"
+
+namespace vulkan {
+
+class Device;
+class Stream;
+
+class Event {
+ public:
+  Event(Device& device, uint32_t flags);
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event();
+
+  Device& device() const { return device_; }
+  void Record(const std::shared_ptr<Stream>& stream);
+  // The stream and timeline value of the last record; null if never
+  // recorded.
+  std::pair<std::shared_ptr<Stream>, uint64_t> Target() const;
+  bool Complete() const;
+  void Synchronize() const;
+  // Device timestamp of the last record in nanoseconds; NOT_READY before it
+  // completes, INVALID_ARGUMENT if never recorded.
+  double TimestampNs() const;
+  bool timing() const { return pool_ != VK_NULL_HANDLE; }
+
+ private:
+  Device& device_;
+  VkQueryPool pool_ = VK_NULL_HANDLE;
+  mutable std::mutex mutex_;
+  std::shared_ptr<Stream> stream_;
+  uint64_t value_ = 0;
+  bool recorded_ = false;
+};
+
+std::shared_ptr<Event> GetEvent(const hal_event* handle);
+
+hal_status* EventCreate(hal_device* device, uint32_t flags,
+                        hal_event** out_event);
+hal_status* EventDestroy(hal_event* event);
+hal_status* EventRecord(hal_event* event, hal_stream* stream);
+hal_status* EventQuery(hal_event* event, int32_t* out_complete);
+hal_status* EventSynchronize(hal_event* event);
+hal_status* EventElapsedMs(hal_event* start, hal_event* end, float* out_ms);
+
+}  // namespace vulkan
+
+#endif  // HAL_DRIVERS_VULKAN_EVENT_H_

@@ -1,0 +1,133 @@
+// ArgBlock packing, Launch recording, and the standard kernel families.
+#include "kernels/kernel.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "device.h"
+#include "module.h"
+#include "stream.h"
+
+namespace vulkan {
+namespace {
+
+using driver_kit::Fail;
+
+// Every family's kernels, in this order; one line per family. A family
+// whose sources are not written yet stays commented out.
+constexpr KernelList (*kFamilies[])() = {
+    CopyKernels,   MapKernels,   ReductionKernels, SoftmaxKernels,
+    LinalgKernels, NnKernels,    IndexingKernels,  ConvKernels,
+    RandomKernels, OptimKernels,
+};
+
+}  // namespace
+
+void ArgBlock::Tensor(const driver_kit::TensorArg& tensor) {
+  const hal_tensor& t = tensor.tensor;
+  slots_.push_back(t.data);
+  // { int32_t rank; int32_t dtype; } in one little-endian slot.
+  slots_.push_back(
+      static_cast<uint32_t>(t.rank) |
+      (static_cast<uint64_t>(static_cast<uint32_t>(t.dtype)) << 32));
+  for (int d = 0; d < HAL_MAX_RANK; ++d) {
+    slots_.push_back(d < t.rank ? static_cast<uint64_t>(t.sizes[d]) : 0);
+  }
+  for (int d = 0; d < HAL_MAX_RANK; ++d) {
+    slots_.push_back(d < t.rank ? static_cast<uint64_t>(t.strides[d]) : 0);
+  }
+}
+
+void ArgBlock::F32(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  slots_.push_back(bits);
+}
+
+void ArgBlock::F64(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  slots_.push_back(bits);
+}
+
+void ArgBlock::I64(int64_t value) {
+  slots_.push_back(static_cast<uint64_t>(value));
+}
+
+void ArgBlock::U64(uint64_t value) { slots_.push_back(value); }
+
+Launch::Launch(Stream& stream, const char* kernel)
+    : stream_(stream), kernel_(kernel) {}
+
+const Device& Launch::device() const { return stream_.device(); }
+
+const driver_kit::DeviceMemory& Launch::memory() const {
+  return stream_.device();
+}
+
+void Launch::Dispatch(std::string_view shader, uint64_t invocations,
+                      const ArgBlock& block,
+                      std::span<const uint32_t> specialization) {
+  if (invocations == 0) {
+    return;
+  }
+  Device& device = stream_.device();
+  const VkShaderModule module = device.BuiltinModule(shader);
+  if (module == VK_NULL_HANDLE) {
+    Fail(HAL_STATUS_UNSUPPORTED, "{}: this driver has no shader variant {}",
+         kernel_, shader);
+  }
+  std::string key(shader);
+  for (uint32_t constant : specialization) {
+    key += fmt::format(":{}", constant);
+  }
+  stream_.RecordDispatch(device.Pipeline(key, module, "main", specialization),
+                         block.slots(), invocations);
+}
+
+Launch::~Launch() { stream_.FreeAfterWork(scratch_); }
+
+hal_devptr Launch::Scratch(uint64_t bytes) {
+  scratch_.reserve(scratch_.size() + 1);  // push_back below cannot throw
+  const hal_devptr address = stream_.device().memory().Allocate(
+      std::max<uint64_t>(bytes, 1), kMinAlignment);
+  scratch_.push_back(address);
+  return address;
+}
+
+void Launch::CheckOnCompletion(hal_devptr status,
+                               std::function<void(const int64_t* words)> check,
+                               uint32_t words) {
+  MemoryManager& memory = stream_.device().memory();
+  const uint64_t bytes = uint64_t{words} * 8;
+  const Region region = memory.Resolve(status, bytes, "status words");
+  if (const char* mapped = region.host()) {
+    stream_.OnCompletion([mapped, check = std::move(check)] {
+      check(reinterpret_cast<const int64_t*>(mapped));
+    });
+    return;
+  }
+  // Not host-visible: read the words back through a host buffer.
+  std::shared_ptr<Block> readback(
+      memory.AllocateHost(bytes).release(), [&memory](Block* block) {
+        memory.FreeHost(std::unique_ptr<Block>(block));
+      });
+  stream_.RecordCopy(region.block->buffer, region.offset, readback->buffer, 0,
+                     bytes);
+  stream_.OnCompletion([readback, check = std::move(check)] {
+    check(reinterpret_cast<const int64_t*>(readback->mapped));
+  });
+}
+
+std::vector<Kernel> MakeStandardKernels(Device* device) {
+  std::vector<Kernel> kernels;
+  for (KernelList (*family)() : kFamilies) {
+    for (const KernelDef* def : family()) {
+      kernels.push_back({device, def, nullptr, {}});
+    }
+  }
+  return kernels;
+}
+
+}  // namespace vulkan

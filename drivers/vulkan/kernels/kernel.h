@@ -1,0 +1,112 @@
+// The standard kernel set as the Vulkan driver sees it, and the Launch a
+// kernel's host code records through.
+//
+// Each kernel is a name and a `prepare` function. prepare() validates the
+// whole launch first (driver_kit::ArgChecker: counts, kinds, dtypes, ranks,
+// shapes, memory bounds -> INVALID_ARGUMENT; a dtype the kernel or the device
+// lacks -> UNSUPPORTED) and only then records dispatches: a refused launch
+// records nothing, and a launch over empty tensors records nothing either.
+//
+// A dispatch runs one SPIR-V variant of shaders/ (shaders/common.glsl is the
+// contract) over a number of global invocations; its arguments travel in an
+// ArgBlock that the stream copies into its host-visible argument ring.
+#ifndef HAL_DRIVERS_VULKAN_KERNELS_KERNEL_H_
+#define HAL_DRIVERS_VULKAN_KERNELS_KERNEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "hal/driver.h"
+#include "kit/args.h"
+
+namespace vulkan {
+
+class Device;
+class Launch;
+class Stream;
+
+struct KernelDef {
+  const char* name;
+  void (*prepare)(Launch& launch, const hal_arg* args, uint32_t num_args);
+};
+
+// The standard kernels, one list per family, each defined in the family's
+// own sources; kernel.cpp's kFamilies concatenates them.
+using KernelList = std::span<const KernelDef* const>;
+KernelList CopyKernels();  // fill, copy (kernels/copy.cpp)
+KernelList MapKernels();   // the rest of the elementwise family
+KernelList ReductionKernels();
+KernelList SoftmaxKernels();
+KernelList LinalgKernels();
+KernelList NnKernels();
+KernelList IndexingKernels();
+KernelList ConvKernels();
+KernelList RandomKernels();
+KernelList OptimKernels();
+
+// The argument block of one dispatch, laid out as the shader's std430
+// `Args` block: 8-byte slots in declaration order. A tensor is the 144-byte
+// `Tensor` of common.glsl; a float takes a whole slot (4-byte filler).
+class ArgBlock {
+ public:
+  void Tensor(const driver_kit::TensorArg& tensor);
+  void F32(float value);
+  void F64(double value);
+  void I64(int64_t value);
+  void U64(uint64_t value);
+
+  std::span<const uint64_t> slots() const { return slots_; }
+
+ private:
+  std::vector<uint64_t> slots_;
+};
+
+// One launch: the validation context of prepare() and the recording of its
+// dispatches into the stream's current command batch.
+class Launch {
+ public:
+  Launch(Stream& stream, const char* kernel);
+  // Hands the launch's scratch memory to the stream, freed when the work
+  // recorded so far completes.
+  ~Launch();
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+
+  const Device& device() const;
+  // For driver_kit::ArgChecker.
+  const driver_kit::DeviceMemory& memory() const;
+
+  // Records one dispatch of SPIR-V variant `shader` over `invocations`
+  // global ids (split into several dispatches or a 2-D grid above the
+  // device's group-count limit; the shader sees them through global_id()).
+  // Dispatches of one launch run in order, each seeing the previous one's
+  // writes. `specialization` gives the shader's constants 1, 2, ... (0 is the
+  // workgroup size). Throws UNSUPPORTED if the variant does not exist.
+  void Dispatch(std::string_view shader, uint64_t invocations,
+                const ArgBlock& block,
+                std::span<const uint32_t> specialization = {});
+
+  // Device scratch memory for multi-pass kernels (256-byte aligned, contents
+  // undefined), valid until this launch's work completes.
+  hal_devptr Scratch(uint64_t bytes);
+
+  // After this launch's work completes, `check` reads `words` int64 words at
+  // `status` (scratch the shaders wrote); an Error it throws becomes the
+  // stream's error, reported by the next synchronize. For failures only the
+  // data can reveal (an out-of-range class index).
+  void CheckOnCompletion(hal_devptr status,
+                         std::function<void(const int64_t* words)> check,
+                         uint32_t words = 2);
+
+ private:
+  Stream& stream_;
+  const char* kernel_;
+  std::vector<hal_devptr> scratch_;
+};
+
+}  // namespace vulkan
+
+#endif  // HAL_DRIVERS_VULKAN_KERNELS_KERNEL_H_

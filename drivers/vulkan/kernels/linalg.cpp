@@ -1,0 +1,160 @@
+// matmul and addmm (table/linalg.json) on Vulkan, through
+// shaders/linalg/matmul.comp: a shared-memory, register-tiled product whose
+// tile shape is chosen here per device and launch and passed as
+// specialization constants. matmul is addmm without c and with alpha 1
+// (multiplying by 1 is exact, so both share every bit of the product).
+//
+// The shader reads c element by element just before writing the same
+// element of out, so out may alias c exactly; any other overlap with an
+// input, or an out whose elements repeat, is staged (staging.h).
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "device.h"
+#include "hal/standard_kernels.h"
+#include "kernels/elementwise.h"
+#include "kernels/kernel.h"
+#include "kernels/staging.h"
+#include "kit/dtype.h"
+#include "kit/linalg_checks.h"
+
+namespace vulkan {
+namespace {
+
+using driver_kit::ArgChecker;
+using driver_kit::DtypeName;
+using driver_kit::TensorArg;
+
+// True when no two elements of `t` share an address (a sufficient test:
+// sorted by stride, each dim steps over the whole extent of the ones below).
+bool HasDistinctElements(const TensorArg& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
+  for (int d = 0; d < t.rank(); ++d) {
+    if (t.tensor.sizes[d] > 1) {
+      dims.emplace_back(std::abs(t.tensor.strides[d]), t.tensor.sizes[d]);
+    }
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t covered = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride < covered) {
+      return false;
+    }
+    covered = stride * size;
+  }
+  return true;
+}
+
+// The shader's tiling (specialization constants 1..5): each of the group's
+// threads computes tm x tn outputs; wn threads span the tile's columns;
+// bk-deep slices of the operands go through shared memory unless `shared`
+// is 0.
+struct Tiling {
+  uint32_t tm, tn, wn, bk, shared;
+};
+
+// Larger register blocks where the output is big enough to fill the device
+// with them. CPU-type devices (lavapipe) skip shared memory: there a barrier
+// costs more than the loads it saves.
+Tiling ChooseTiling(const Device& device, int64_t m, int64_t n) {
+  const uint32_t threads = device.workgroup_size();
+  uint32_t wn = 1;
+  while (wn * wn < threads) {
+    wn *= 2;
+  }
+  if (device.is_cpu()) {
+    return {4, 4, wn, 1, 0};
+  }
+  const bool large = m * n >= int64_t{512} * 512;
+  return large ? Tiling{8, 8, wn, 8, 1} : Tiling{4, 4, wn, 16, 1};
+}
+
+struct MatmulArgs {
+  TensorArg out, a, b;
+  std::optional<TensorArg> c;  // read only when beta != 0
+  double alpha = 1;
+  double beta = 0;
+};
+
+void Record(Launch& launch, const MatmulArgs& t) {
+  if (t.out.num_elements == 0) {
+    return;
+  }
+  const int rank = t.out.rank();
+  const int64_t m = t.out.tensor.sizes[rank - 2];
+  const int64_t n = t.out.tensor.sizes[rank - 1];
+  const int64_t batches = t.out.num_elements / (m * n);
+  const bool exact_alias_of_c = t.c && SameView(t.out, *t.c);
+  std::optional<Staged> staged;
+  if (t.out.Overlaps(t.a) || t.out.Overlaps(t.b) ||
+      (t.c && t.out.Overlaps(*t.c) && !exact_alias_of_c) ||
+      !HasDistinctElements(t.out)) {
+    staged.emplace(launch, t.out, t.out.dtype());
+  }
+  const Tiling tiling = ChooseTiling(launch.device(), m, n);
+  const uint32_t threads = launch.device().workgroup_size();
+  const int64_t block_m = threads / tiling.wn * tiling.tm;
+  const int64_t block_n = int64_t{tiling.wn} * tiling.tn;
+  const int64_t tiles_m = (m + block_m - 1) / block_m;
+  const int64_t tiles_n = (n + block_n - 1) / block_n;
+
+  ArgBlock block;
+  block.Tensor(staged ? staged->tensor() : t.out);
+  block.Tensor(t.a);
+  block.Tensor(t.b);
+  block.Tensor(t.c ? *t.c : AbsentTensor());
+  block.U64(static_cast<uint64_t>(tiles_m));
+  block.U64(static_cast<uint64_t>(tiles_n));
+  if (t.out.dtype() == HAL_DTYPE_F64) {
+    block.F64(t.alpha);
+    block.F64(t.beta);
+  } else {
+    block.F32(static_cast<float>(t.alpha));
+    block.F32(static_cast<float>(t.beta));
+  }
+  const std::array<uint32_t, 5> specialization = {
+      tiling.tm, tiling.tn, tiling.wn, tiling.bk, tiling.shared};
+  launch.Dispatch(fmt::format("matmul_{}", DtypeName(t.out.dtype())),
+                  static_cast<uint64_t>(batches * tiles_m * tiles_n) * threads,
+                  block, specialization);
+  if (staged) {
+    staged->Store(launch);
+  }
+}
+
+void PrepareMatmul(Launch& launch, const hal_arg* args, uint32_t num_args) {
+  ArgChecker check(HAL_KERNEL_MATMUL, launch.memory(), args, num_args, 3);
+  const MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
+                     check.Tensor(2, "b"), std::nullopt};
+  driver_kit::CheckMatmul(check, t.out, t.a, t.b, nullptr);
+  Record(launch, t);
+}
+
+void PrepareAddmm(Launch& launch, const hal_arg* args, uint32_t num_args) {
+  ArgChecker check(HAL_KERNEL_ADDMM, launch.memory(), args, num_args, 6);
+  MatmulArgs t{check.Tensor(0, "out"), check.Tensor(2, "a"),
+               check.Tensor(3, "b"), check.Tensor(1, "c")};
+  t.beta = check.Scalar(4, "beta").As<double>();
+  t.alpha = check.Scalar(5, "alpha").As<double>();
+  driver_kit::CheckMatmul(check, t.out, t.a, t.b, &*t.c);
+  if (t.beta == 0) {
+    t.c.reset();  // c is not read at all: its NaNs stay out
+  }
+  Record(launch, t);
+}
+
+const KernelDef kMatmulKernel{HAL_KERNEL_MATMUL, PrepareMatmul};
+const KernelDef kAddmmKernel{HAL_KERNEL_ADDMM, PrepareAddmm};
+
+}  // namespace
+
+KernelList LinalgKernels() {
+  static const KernelDef* const kKernels[] = {&kMatmulKernel, &kAddmmKernel};
+  return kKernels;
+}
+
+}  // namespace vulkan

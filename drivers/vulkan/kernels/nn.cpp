@@ -1,0 +1,291 @@
+// layer_norm(+backward) and nll_loss(+backward) of table/nn.json on Vulkan,
+// through shaders/nn/layer_norm.comp and shaders/nn/nll_loss.comp (see them
+// for the passes). Outputs that overlap inputs are staged (staging.h) and
+// stored once every pass has run, so the result is as if every input were
+// read first.
+//
+// nll_loss's targets are only known on execution: a CHECK pass records the
+// first bad one in scratch memory, the later passes then write nothing, and
+// the stream reports INVALID_ARGUMENT naming it when the launch completes.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hal/standard_kernels.h"
+#include "kernels/kernel.h"
+#include "kernels/staging.h"
+#include "kit/dtype.h"
+#include "kit/nn_checks.h"
+
+namespace vulkan {
+namespace {
+
+using driver_kit::ArgChecker;
+using driver_kit::DtypeName;
+using driver_kit::NllArgs;
+using driver_kit::NormShapes;
+using driver_kit::TensorArg;
+
+// --- layer_norm
+// ---------------------------------------------------------------
+
+// The leading `outer_rank` dims of `t` (offsets of its rows) and its
+// trailing ones (offsets inside a row).
+TensorArg RowsView(TensorArg t, int outer_rank) {
+  t.tensor.rank = outer_rank;
+  return t;
+}
+
+TensorArg InnerView(TensorArg t, int outer_rank) {
+  const int inner_rank = t.tensor.rank - outer_rank;
+  for (int d = 0; d < inner_rank; ++d) {
+    t.tensor.sizes[d] = t.tensor.sizes[d + outer_rank];
+    t.tensor.strides[d] = t.tensor.strides[d + outer_rank];
+  }
+  t.tensor.rank = inner_rank;
+  return t;
+}
+
+// The arguments of one layer_norm.comp pass, in the shader's order.
+struct LayerNormPass {
+  const char* pass;
+  uint64_t count;
+  int outer_rank;
+  const TensorArg* x;
+  const TensorArg* y;
+  const TensorArg* z;
+  const TensorArg* mean;
+  const TensorArg* rstd;
+  const TensorArg* weight;
+  const TensorArg* bias;
+  const TensorArg* grad_weight;
+  const TensorArg* grad_bias;
+  const NormShapes* shapes;
+  double eps;
+};
+
+void RecordPass(Launch& launch, const LayerNormPass& p) {
+  if (p.count == 0) {
+    return;
+  }
+  ArgBlock block;
+  for (const TensorArg* t : {p.x, p.y, p.z}) {
+    block.Tensor(t ? RowsView(*t, p.outer_rank) : AbsentTensor());
+    block.Tensor(t ? InnerView(*t, p.outer_rank) : AbsentTensor());
+  }
+  block.Tensor(RowsView(*p.mean, p.outer_rank));
+  block.Tensor(RowsView(*p.rstd, p.outer_rank));
+  for (const TensorArg* t : {p.weight, p.bias, p.grad_weight, p.grad_bias}) {
+    block.Tensor(t ? *t : AbsentTensor());
+  }
+  block.U64(p.count);
+  block.I64(p.shapes->rows);
+  block.I64(p.shapes->row_size);
+  if (p.x->dtype() == HAL_DTYPE_F64) {
+    block.F64(p.eps);
+  } else {
+    block.F32(static_cast<float>(p.eps));
+  }
+  launch.Dispatch(
+      fmt::format("layer_norm_{}_{}", p.pass, DtypeName(p.x->dtype())), p.count,
+      block);
+}
+
+void PrepareLayerNorm(Launch& launch, const hal_arg* args, uint32_t num_args) {
+  ArgChecker check(HAL_KERNEL_LAYER_NORM, launch.memory(), args, num_args, 8);
+  const TensorArg out = check.Tensor(0, "out");
+  const TensorArg mean = check.Tensor(1, "mean");
+  const TensorArg rstd = check.Tensor(2, "rstd");
+  const TensorArg in = check.Tensor(3, "in");
+  const std::optional<TensorArg> weight = check.OptionalTensor(4, "weight");
+  const std::optional<TensorArg> bias = check.OptionalTensor(5, "bias");
+  const double eps = check.Float(7, "eps");
+  const NormShapes shapes =
+      driver_kit::CheckNormShapes(check, in, check.Int(6, "normalized_ndim"));
+  driver_kit::CheckLike(check, out, "out", in, in.shape(), "in's shape");
+  const char* kStatsShape = "in's shape with the normalized dims set to 1";
+  driver_kit::CheckLike(check, mean, "mean", in, shapes.stats, kStatsShape);
+  driver_kit::CheckLike(check, rstd, "rstd", in, shapes.stats, kStatsShape);
+  for (const auto& [param, name] :
+       {std::pair{&weight, "weight"}, std::pair{&bias, "bias"}}) {
+    if (*param) {
+      driver_kit::CheckLike(check, **param, name, in, shapes.normalized,
+                            "in's normalized dims");
+    }
+  }
+  const std::vector<const TensorArg*> inputs = {
+      &in, weight ? &*weight : nullptr, bias ? &*bias : nullptr};
+  StagedOutputs staged(launch);
+  const TensorArg& out_at = staged.Add(out, inputs, {&in});
+  const TensorArg& mean_at = staged.Add(mean, inputs);
+  const TensorArg& rstd_at = staged.Add(rstd, inputs);
+  const int outer_rank = in.rank() - shapes.normalized_ndim;
+  RecordPass(launch,
+             {"forward", static_cast<uint64_t>(shapes.rows), outer_rank, &in,
+              &out_at, nullptr, &mean_at, &rstd_at, weight ? &*weight : nullptr,
+              bias ? &*bias : nullptr, nullptr, nullptr, &shapes, eps});
+  staged.Store();
+}
+
+void PrepareLayerNormBackward(Launch& launch, const hal_arg* args,
+                              uint32_t num_args) {
+  ArgChecker check(HAL_KERNEL_LAYER_NORM_BACKWARD, launch.memory(), args,
+                   num_args, 9);
+  const std::optional<TensorArg> grad_in = check.OptionalTensor(0, "grad_in");
+  const std::optional<TensorArg> grad_weight =
+      check.OptionalTensor(1, "grad_weight");
+  const std::optional<TensorArg> grad_bias =
+      check.OptionalTensor(2, "grad_bias");
+  const TensorArg grad_out = check.Tensor(3, "grad_out");
+  const TensorArg in = check.Tensor(4, "in");
+  const TensorArg mean = check.Tensor(5, "mean");
+  const TensorArg rstd = check.Tensor(6, "rstd");
+  const std::optional<TensorArg> weight = check.OptionalTensor(7, "weight");
+  const NormShapes shapes =
+      driver_kit::CheckNormShapes(check, in, check.Int(8, "normalized_ndim"));
+  driver_kit::CheckLike(check, grad_out, "grad_out", in, in.shape(),
+                        "in's shape");
+  const char* kStatsShape = "in's shape with the normalized dims set to 1";
+  driver_kit::CheckLike(check, mean, "mean", in, shapes.stats, kStatsShape);
+  driver_kit::CheckLike(check, rstd, "rstd", in, shapes.stats, kStatsShape);
+  if (grad_in) {
+    driver_kit::CheckLike(check, *grad_in, "grad_in", in, in.shape(),
+                          "in's shape");
+  }
+  for (const auto& [param, name] :
+       {std::pair{&grad_weight, "grad_weight"},
+        std::pair{&grad_bias, "grad_bias"}, std::pair{&weight, "weight"}}) {
+    if (*param) {
+      driver_kit::CheckLike(check, **param, name, in, shapes.normalized,
+                            "in's normalized dims");
+    }
+  }
+  const std::vector<const TensorArg*> inputs = {&grad_out, &in, &mean, &rstd,
+                                                weight ? &*weight : nullptr};
+  StagedOutputs staged(launch);
+  const int outer_rank = in.rank() - shapes.normalized_ndim;
+  // The parameter pass runs first, so grad_in may alias grad_out or in
+  // exactly: each grad_in row reads its inputs before storing them.
+  if (grad_weight || grad_bias) {
+    const TensorArg* gw =
+        grad_weight ? &staged.Add(*grad_weight, inputs) : nullptr;
+    const TensorArg* gb = grad_bias ? &staged.Add(*grad_bias, inputs) : nullptr;
+    RecordPass(launch, {"grad_params", static_cast<uint64_t>(shapes.row_size),
+                        outer_rank, &in, &grad_out, nullptr, &mean, &rstd,
+                        nullptr, nullptr, gw, gb, &shapes, 0});
+  }
+  if (grad_in) {
+    const TensorArg& gi = staged.Add(*grad_in, inputs, {&grad_out, &in});
+    RecordPass(launch,
+               {"grad_in", static_cast<uint64_t>(shapes.rows), outer_rank, &in,
+                &grad_out, &gi, &mean, &rstd, weight ? &*weight : nullptr,
+                nullptr, nullptr, nullptr, &shapes, 0});
+  }
+  staged.Store();
+}
+
+// --- nll_loss
+// -------------------------------------------------------------------
+
+void RecordNll(Launch& launch, const char* kernel, const NllArgs& nll,
+               const TensorArg& scores, const TensorArg& loss,
+               const TensorArg& total_weight, bool backward) {
+  const hal_devptr status = launch.Scratch(16);
+  const std::string dtype = DtypeName(nll.scores.dtype());
+  const auto record = [&](const char* pass, uint64_t count) {
+    ArgBlock block;
+    block.Tensor(scores);
+    block.Tensor(nll.target);
+    block.Tensor(nll.weight ? *nll.weight : AbsentTensor());
+    block.Tensor(loss);
+    block.Tensor(total_weight);
+    block.U64(status);
+    block.U64(count);
+    block.I64(nll.reduction);
+    block.I64(nll.ignore_index);
+    launch.Dispatch(fmt::format("nll_loss_{}_{}", pass, dtype), count, block);
+  };
+  record("check", 1);
+  if (backward) {
+    record("grad", static_cast<uint64_t>(scores.num_elements));
+  } else {
+    record("loss", 1);
+  }
+  const int64_t classes = nll.classes();
+  launch.CheckOnCompletion(status, [kernel, classes](const int64_t* words) {
+    if (words[0] != 0) {
+      driver_kit::Fail(HAL_STATUS_INVALID_ARGUMENT,
+                       "{}: target {} (sample {}) is out of bounds for {} "
+                       "classes",
+                       kernel, words[1], words[0] - 1, classes);
+    }
+  });
+}
+
+void PrepareNllLoss(Launch& launch, const hal_arg* args, uint32_t num_args) {
+  ArgChecker check(HAL_KERNEL_NLL_LOSS, launch.memory(), args, num_args, 7);
+  const TensorArg out = check.Tensor(0, "out");
+  const TensorArg total_weight = check.Tensor(1, "total_weight");
+  const NllArgs nll =
+      driver_kit::CheckNll(check, check.Tensor(2, "in"), "in", 3, 4, 5);
+  check.SameDtype(out, "out", nll.scores, "in");
+  check.SameDtype(total_weight, "total_weight", nll.scores, "in");
+  driver_kit::ExpectNllShape(
+      check, out, "out",
+      nll.per_sample() ? std::optional(nll.samples()) : std::nullopt);
+  driver_kit::ExpectNllShape(check, total_weight, "total_weight", std::nullopt);
+  const std::vector<const TensorArg*> inputs = {
+      &nll.scores, &nll.target, nll.weight ? &*nll.weight : nullptr};
+  StagedOutputs staged(launch);
+  const TensorArg& out_at = staged.Add(out, inputs);
+  const TensorArg& total_at = staged.Add(total_weight, inputs);
+  RecordNll(launch, HAL_KERNEL_NLL_LOSS, nll, nll.scores, out_at, total_at,
+            false);
+  staged.Store();
+}
+
+void PrepareNllLossBackward(Launch& launch, const hal_arg* args,
+                            uint32_t num_args) {
+  ArgChecker check(HAL_KERNEL_NLL_LOSS_BACKWARD, launch.memory(), args,
+                   num_args, 7);
+  const TensorArg grad_out = check.Tensor(1, "grad_out");
+  const TensorArg total_weight = check.Tensor(4, "total_weight");
+  const NllArgs nll = driver_kit::CheckNll(check, check.Tensor(0, "grad_in"),
+                                           "grad_in", 2, 3, 5);
+  check.SameDtype(grad_out, "grad_out", nll.scores, "grad_in");
+  check.SameDtype(total_weight, "total_weight", nll.scores, "grad_in");
+  driver_kit::ExpectNllShape(
+      check, grad_out, "grad_out",
+      nll.per_sample() ? std::optional(nll.samples()) : std::nullopt);
+  driver_kit::ExpectNllShape(check, total_weight, "total_weight", std::nullopt);
+  if (nll.scores.num_elements == 0) {
+    return;
+  }
+  const std::vector<const TensorArg*> inputs = {
+      &grad_out, &nll.target, &total_weight,
+      nll.weight ? &*nll.weight : nullptr};
+  StagedOutputs staged(launch);
+  const TensorArg& grad_in = staged.Add(nll.scores, inputs);
+  RecordNll(launch, HAL_KERNEL_NLL_LOSS_BACKWARD, nll, grad_in, grad_out,
+            total_weight, true);
+  staged.Store();
+}
+
+const KernelDef kLayerNormKernel{HAL_KERNEL_LAYER_NORM, PrepareLayerNorm};
+const KernelDef kLayerNormBackwardKernel{HAL_KERNEL_LAYER_NORM_BACKWARD,
+                                         PrepareLayerNormBackward};
+const KernelDef kNllLossKernel{HAL_KERNEL_NLL_LOSS, PrepareNllLoss};
+const KernelDef kNllLossBackwardKernel{HAL_KERNEL_NLL_LOSS_BACKWARD,
+                                       PrepareNllLossBackward};
+
+}  // namespace
+
+KernelList NnKernels() {
+  static const KernelDef* const kKernels[] = {
+      &kLayerNormKernel, &kLayerNormBackwardKernel, &kNllLossKernel,
+      &kNllLossBackwardKernel};
+  return kKernels;
+}
+
+}  // namespace vulkan

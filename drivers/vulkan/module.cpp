@@ -1,0 +1,226 @@
+// Kernel lookup and launch; custom SPIR-V modules.
+#include "module.h"
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "device.h"
+#include "kit/handles.h"
+#include "stream.h"
+
+namespace vulkan {
+namespace {
+
+using driver_kit::Fail;
+
+constexpr uint32_t kSpirvMagic = 0x07230203;
+constexpr uint32_t kOpEntryPoint = 15;
+constexpr uint32_t kExecutionModelGLCompute = 5;
+
+driver_kit::HandleRegistry<Module, hal_module>& ModuleRegistry() {
+  static auto* registry =
+      new driver_kit::HandleRegistry<Module, hal_module>("module");
+  return *registry;
+}
+
+// Custom kernels by handle (standard ones are found by address range).
+std::mutex g_custom_mutex;
+std::unordered_map<const hal_kernel*, Kernel*>& CustomKernels() {
+  static auto* kernels = new std::unordered_map<const hal_kernel*, Kernel*>;
+  return *kernels;
+}
+
+// The GLCompute entry point names of a SPIR-V module (INVALID_ARGUMENT if
+// it is not SPIR-V).
+std::vector<std::string> EntryPoints(const uint32_t* words, size_t count) {
+  if (count < 5 || words[0] != kSpirvMagic) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "data is not a SPIR-V module (bad magic or size)");
+  }
+  std::vector<std::string> entries;
+  for (size_t at = 5; at < count;) {
+    const uint32_t length = words[at] >> 16;
+    const uint32_t opcode = words[at] & 0xffff;
+    if (length == 0 || at + length > count) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "truncated SPIR-V instruction at word {}", at);
+    }
+    if (opcode == kOpEntryPoint && length >= 4 &&
+        words[at + 1] == kExecutionModelGLCompute) {
+      const char* name = reinterpret_cast<const char*>(&words[at + 3]);
+      entries.emplace_back(name, strnlen(name, (length - 3) * 4));
+    }
+    at += length;
+  }
+  return entries;
+}
+
+const Kernel& GetKernel(const hal_kernel* handle) {
+  if (handle == nullptr) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
+  }
+  const auto address = reinterpret_cast<uintptr_t>(handle);
+  for (const auto& device : Devices()) {
+    const std::vector<Kernel>& kernels = device->kernels();
+    const auto first = reinterpret_cast<uintptr_t>(kernels.data());
+    const uintptr_t offset = address - first;
+    if (address >= first && offset < kernels.size() * sizeof(Kernel) &&
+        offset % sizeof(Kernel) == 0) {
+      return kernels[offset / sizeof(Kernel)];
+    }
+  }
+  std::lock_guard lock(g_custom_mutex);
+  auto it = CustomKernels().find(handle);
+  if (it == CustomKernels().end()) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a live vulkan kernel handle",
+         static_cast<const void*>(handle));
+  }
+  return *it->second;
+}
+
+std::string PipelinePrefix(const Module& module) {
+  return fmt::format("module {}:", static_cast<const void*>(&module));
+}
+
+// The custom-kernel launch convention of module.h.
+void LaunchCustom(Stream& stream, const Kernel& kernel, const hal_arg* args,
+                  uint32_t num_args) {
+  Device& device = stream.device();
+  driver_kit::ArgChecker check(kernel.entry.c_str(), device, args, num_args,
+                               num_args);
+  ArgBlock block;
+  uint64_t count = 1;
+  bool counted = false;
+  for (uint32_t i = 0; i < num_args; ++i) {
+    switch (check.Kind(i)) {
+      case HAL_ARG_TENSOR: {
+        const driver_kit::TensorArg tensor = check.Tensor(i, "tensor");
+        if (!counted) {
+          count = static_cast<uint64_t>(tensor.num_elements);
+          counted = true;
+        }
+        block.Tensor(tensor);
+        break;
+      }
+      case HAL_ARG_I64:
+        block.I64(check.Int(i, "scalar"));
+        break;
+      case HAL_ARG_F64:
+        block.F64(check.Float(i, "scalar"));
+        break;
+      default:
+        Fail(HAL_STATUS_INVALID_ARGUMENT,
+             "{}: argument {} has kind {}, not tensor, i64 or f64",
+             kernel.entry, i, check.Kind(i));
+    }
+  }
+  block.U64(count);
+  const VkPipeline pipeline =
+      device.Pipeline(PipelinePrefix(*kernel.module) + kernel.entry,
+                      kernel.module->shader, kernel.entry.c_str(), {});
+  stream.RecordDispatch(pipeline, block.slots(), count);
+}
+
+}  // namespace
+
+hal_status* ModuleLoad(hal_device* device_handle, const char* format,
+                       const void* data, uint64_t size,
+                       hal_module** out_module) {
+  return driver_kit::Guard("module_load", [&] {
+    Device& device = GetDevice(device_handle);
+    driver_kit::RequireNonNull(format, "format");
+    driver_kit::RequireNonNull(out_module, "out_module");
+    if (data == nullptr && size != 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "data is NULL");
+    }
+    if (std::strcmp(format, "spirv") != 0) {
+      Fail(HAL_STATUS_UNSUPPORTED,
+           "module format \"{}\" is not supported; vulkan loads \"spirv\"",
+           format);
+    }
+    if (size % 4 != 0) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "SPIR-V size {} is not a multiple of 4",
+           size);
+    }
+    std::vector<uint32_t> words(size / 4);
+    if (size != 0) std::memcpy(words.data(), data, size);
+    auto module = std::make_shared<Module>();
+    module->device = &device;
+    module->entries = EntryPoints(words.data(), words.size());
+    module->shader = device.CreateModule(words.data(), size);
+    *out_module = ModuleRegistry().Add(std::move(module));
+  });
+}
+
+hal_status* ModuleUnload(hal_module* handle) {
+  return driver_kit::Guard("module_unload", [&] {
+    std::shared_ptr<Module> module = ModuleRegistry().Remove(handle);
+    {
+      std::lock_guard lock(g_custom_mutex);
+      for (const auto& [name, kernel] : module->kernels) {
+        CustomKernels().erase(kernel->handle());
+      }
+    }
+    module->device->DropPipelines(PipelinePrefix(*module));
+    vkDestroyShaderModule(module->device->vk(), module->shader, nullptr);
+  });
+}
+
+hal_status* KernelLookup(hal_device* device_handle, hal_module* module_handle,
+                         const char* name, hal_kernel** out_kernel) {
+  return driver_kit::Guard("kernel_lookup", [&] {
+    Device& device = GetDevice(device_handle);
+    driver_kit::RequireNonNull(name, "name");
+    driver_kit::RequireNonNull(out_kernel, "out_kernel");
+    if (module_handle == nullptr) {
+      for (const Kernel& kernel : device.kernels()) {
+        if (std::strcmp(kernel.def->name, name) == 0) {
+          *out_kernel = kernel.handle();
+          return;
+        }
+      }
+      Fail(HAL_STATUS_NOT_FOUND, "no standard kernel named \"{}\"", name);
+    }
+    std::shared_ptr<Module> module = ModuleRegistry().Get(module_handle);
+    if (module->device != &device) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "module belongs to another device");
+    }
+    std::lock_guard lock(g_custom_mutex);
+    auto it = module->kernels.find(name);
+    if (it == module->kernels.end()) {
+      if (std::find(module->entries.begin(), module->entries.end(), name) ==
+          module->entries.end()) {
+        Fail(HAL_STATUS_NOT_FOUND, "module has no compute entry point \"{}\"",
+             name);
+      }
+      auto kernel = std::make_unique<Kernel>(
+          Kernel{&device, nullptr, module.get(), name});
+      CustomKernels()[kernel->handle()] = kernel.get();
+      it = module->kernels.emplace(name, std::move(kernel)).first;
+    }
+    *out_kernel = it->second->handle();
+  });
+}
+
+hal_status* LaunchKernel(hal_stream* stream_handle, hal_kernel* kernel_handle,
+                         const hal_arg* args, uint32_t num_args) {
+  return driver_kit::Guard("launch", [&] {
+    std::shared_ptr<Stream> stream = GetStream(stream_handle);
+    const Kernel& kernel = GetKernel(kernel_handle);
+    if (kernel.device != &stream->device()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "kernel of device {} cannot run on a stream of device {}",
+           kernel.device->ordinal(), stream->device().ordinal());
+    }
+    if (kernel.def != nullptr) {
+      class Launch launch(*stream, kernel.def->name);
+      kernel.def->prepare(launch, args, num_args);
+    } else {
+      LaunchCustom(*stream, kernel, args, num_args);
+    }
+    stream->EndOperation();
+  });
+}
+
+}  // namespace vulkan

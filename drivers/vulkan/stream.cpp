@@ -1,0 +1,445 @@
+// Batched command buffers on a timeline semaphore.
+#include "stream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "device.h"
+#include "event.h"
+#include "kit/handles.h"
+
+namespace vulkan {
+namespace {
+
+using driver_kit::Fail;
+
+// Commands per batch before it is submitted on its own: keeps the device
+// busy while the host records more.
+constexpr uint32_t kBatchDispatches = 128;
+// Argument ring chunk size; a batch takes a fresh chunk when one fills.
+constexpr uint64_t kRingChunk = uint64_t{256} << 10;
+constexpr size_t kSpareRings = 4;
+
+std::chrono::seconds WaitLimit() {
+  const char* value = std::getenv("HAL_VULKAN_TIMEOUT_S");
+  const long seconds = value != nullptr ? std::atol(value) : 0;
+  return std::chrono::seconds(seconds > 0 ? seconds : 600);
+}
+
+driver_kit::HandleRegistry<Stream, hal_stream>& StreamRegistry() {
+  static auto* registry =
+      new driver_kit::HandleRegistry<Stream, hal_stream>("stream");
+  return *registry;
+}
+
+}  // namespace
+
+Stream::Stream(Device& device) : device_(device) {
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = device.queue_family();
+  CheckVk(vkCreateCommandPool(device.vk(), &pool, nullptr, &pool_),
+          "vkCreateCommandPool");
+  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  type.initialValue = 0;
+  VkSemaphoreCreateInfo semaphore{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+                                  &type};
+  const VkResult result =
+      vkCreateSemaphore(device.vk(), &semaphore, nullptr, &timeline_);
+  if (result != VK_SUCCESS) {
+    vkDestroyCommandPool(device.vk(), pool_, nullptr);
+    CheckVk(result, "vkCreateSemaphore");
+  }
+}
+
+Stream::~Stream() {
+  try {
+    Drain();
+    device_.WaitIdle();
+  } catch (const driver_kit::Error& error) {
+    driver_kit::Log(
+        HAL_LOG_ERROR,
+        fmt::format("vulkan: stream destroyed with its work failing: {}",
+                    error.message));
+  }
+  for (auto& ring : free_rings_) {
+    device_.memory().FreeHost(std::move(ring));
+  }
+  vkDestroySemaphore(device_.vk(), timeline_, nullptr);
+  vkDestroyCommandPool(device_.vk(), pool_, nullptr);  // frees its buffers
+}
+
+Stream::Batch& Stream::Open() {
+  if (open_) {
+    return *open_;
+  }
+  Batch batch;
+  if (!free_commands_.empty()) {
+    batch.commands = free_commands_.back();
+    free_commands_.pop_back();
+    CheckVk(vkResetCommandBuffer(batch.commands, 0), "vkResetCommandBuffer");
+  } else {
+    VkCommandBufferAllocateInfo info{
+        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = pool_;
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    CheckVk(vkAllocateCommandBuffers(device_.vk(), &info, &batch.commands),
+            "vkAllocateCommandBuffers");
+  }
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  const VkResult result = vkBeginCommandBuffer(batch.commands, &begin);
+  if (result != VK_SUCCESS) {
+    free_commands_.push_back(batch.commands);
+    CheckVk(result, "vkBeginCommandBuffer");
+  }
+  open_ = std::move(batch);
+  return *open_;
+}
+
+void Stream::Barrier(VkCommandBuffer commands) {
+  // Everything earlier on the queue (this batch and earlier submissions)
+  // before this command: shader and transfer writes and reads.
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT |
+                          VK_ACCESS_TRANSFER_WRITE_BIT |
+                          VK_ACCESS_HOST_WRITE_BIT;
+  barrier.dstAccessMask =
+      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(
+      commands,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+          VK_PIPELINE_STAGE_HOST_BIT,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+      1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+void Stream::RecordDispatch(VkPipeline pipeline, std::span<const uint64_t> args,
+                            uint64_t invocations) {
+  if (invocations == 0) {
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  Batch& batch = Open();
+  // Arguments into the ring, 16-byte aligned.
+  const uint64_t bytes = args.size_bytes();
+  if (bytes > kRingChunk) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "argument block of {} bytes is too large",
+         bytes);
+  }
+  if (!batch.ring || batch.ring_used + bytes > batch.ring->size) {
+    if (batch.ring) {
+      batch.full_rings.push_back(std::move(batch.ring));
+    }
+    if (!free_rings_.empty()) {
+      batch.ring = std::move(free_rings_.back());
+      free_rings_.pop_back();
+    } else {
+      batch.ring = device_.memory().AllocateHost(kRingChunk);
+    }
+    batch.ring_used = 0;
+  }
+  std::memcpy(batch.ring->mapped + batch.ring_used, args.data(), bytes);
+  const uint64_t address = batch.ring->address + batch.ring_used;
+  batch.ring_used += (bytes + 15) / 16 * 16;
+
+  Barrier(batch.commands);
+  vkCmdBindPipeline(batch.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  const uint64_t group = device_.workgroup_size();
+  const VkPhysicalDeviceLimits& limits = device_.properties().limits;
+  const uint64_t max_x =
+      std::min<uint64_t>(limits.maxComputeWorkGroupCount[0], 65535);
+  const uint64_t max_y =
+      std::min<uint64_t>(limits.maxComputeWorkGroupCount[1], 65535);
+  uint64_t groups = (invocations + group - 1) / group;
+  uint64_t base = 0;
+  while (groups > 0) {
+    // A slice is a max_x-wide grid of whole rows, or one partial row.
+    const uint64_t x = std::min(groups, max_x);
+    const uint64_t y = groups >= max_x ? std::min(groups / max_x, max_y) : 1;
+    const uint64_t push[2] = {address, base};
+    vkCmdPushConstants(batch.commands, device_.pipeline_layout(),
+                       VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), push);
+    vkCmdDispatch(batch.commands, static_cast<uint32_t>(x),
+                  static_cast<uint32_t>(y), 1);
+    groups -= x * y;
+    base += x * y * group;
+  }
+  ++batch.recorded;
+}
+
+void Stream::RecordCopy(VkBuffer src, uint64_t src_offset, VkBuffer dst,
+                        uint64_t dst_offset, uint64_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  Batch& batch = Open();
+  Barrier(batch.commands);
+  const VkBufferCopy region{src_offset, dst_offset, bytes};
+  vkCmdCopyBuffer(batch.commands, src, dst, 1, &region);
+  ++batch.recorded;
+}
+
+void Stream::RecordFill(VkBuffer dst, uint64_t offset, uint64_t bytes,
+                        uint32_t pattern) {
+  if (bytes == 0) {
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  Batch& batch = Open();
+  Barrier(batch.commands);
+  vkCmdFillBuffer(batch.commands, dst, offset, bytes, pattern);
+  ++batch.recorded;
+}
+
+void Stream::RecordTimestamp(VkQueryPool pool) {
+  std::lock_guard lock(mutex_);
+  Batch& batch = Open();
+  vkCmdResetQueryPool(batch.commands, pool, 0, 1);
+  vkCmdWriteTimestamp(batch.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                      pool, 0);
+  ++batch.recorded;
+}
+
+void Stream::FreeAfterWork(std::span<const uint64_t> addresses) noexcept {
+  std::lock_guard lock(mutex_);
+  // The open batch, else the last submitted one: either completes after
+  // every command recorded so far.
+  Batch* batch = open_                ? &*open_
+                 : in_flight_.empty() ? nullptr
+                                      : &in_flight_.back();
+  for (uint64_t address : addresses) {
+    if (batch != nullptr) {
+      batch->scratch.push_back(address);
+    } else {
+      device_.memory().Free(address);  // nothing in flight can use it
+    }
+  }
+}
+
+void Stream::OnCompletion(std::function<void()> check) {
+  std::lock_guard lock(mutex_);
+  Open().checks.push_back(std::move(check));
+}
+
+uint64_t Stream::FlushLocked() {
+  if (!open_) {
+    if (waits_.empty()) {
+      return submitted_;
+    }
+    Open();  // an empty batch carries the waits: later host reads see them
+  }
+  Batch& batch = *open_;
+  // Make the batch's writes visible to the host (mapped reads after a wait).
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask =
+      VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(
+      batch.commands,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+      VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+  CheckVk(vkEndCommandBuffer(batch.commands), "vkEndCommandBuffer");
+  const uint64_t value = submitted_ + 1;
+  std::vector<VkSemaphore> wait_semaphores;
+  std::vector<uint64_t> wait_values;
+  std::vector<VkPipelineStageFlags> wait_stages;
+  for (const auto& [source, wait_value] : waits_) {
+    wait_semaphores.push_back(source->timeline());
+    wait_values.push_back(wait_value);
+    wait_stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+  }
+  VkTimelineSemaphoreSubmitInfo timeline{
+      VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.waitSemaphoreValueCount = static_cast<uint32_t>(wait_values.size());
+  timeline.pWaitSemaphoreValues = wait_values.data();
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &value;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, &timeline};
+  submit.waitSemaphoreCount = static_cast<uint32_t>(wait_semaphores.size());
+  submit.pWaitSemaphores = wait_semaphores.data();
+  submit.pWaitDstStageMask = wait_stages.data();
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &batch.commands;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &timeline_;
+  device_.Submit(submit);
+  waits_.clear();
+  submitted_ = value;
+  batch.value = value;
+  in_flight_.push_back(std::move(batch));
+  open_.reset();
+  return value;
+}
+
+void Stream::EndOperation() {
+  std::lock_guard lock(mutex_);
+  if (open_ && open_->recorded >= kBatchDispatches) {
+    FlushLocked();
+  }
+}
+
+uint64_t Stream::Flush() {
+  std::lock_guard lock(mutex_);
+  return FlushLocked();
+}
+
+void Stream::WaitFor(std::shared_ptr<Stream> source, uint64_t value) {
+  if (source.get() == this || value == 0) {
+    return;  // this stream's own earlier work is already ordered
+  }
+  std::lock_guard lock(mutex_);
+  // Work recorded before the wait need not wait.
+  FlushLocked();
+  waits_.emplace_back(std::move(source), value);
+}
+
+uint64_t Stream::Completed() const {
+  uint64_t value = 0;
+  CheckVk(vkGetSemaphoreCounterValue(device_.vk(), timeline_, &value),
+          "vkGetSemaphoreCounterValue");
+  return value;
+}
+
+void Stream::Retire(uint64_t completed) {
+  while (!in_flight_.empty() && in_flight_.front().value <= completed) {
+    Batch& batch = in_flight_.front();
+    for (auto& check : batch.checks) {
+      try {
+        check();
+      } catch (const driver_kit::Error& error) {
+        if (!error_) error_ = error;
+      }
+    }
+    for (uint64_t address : batch.scratch) {
+      device_.memory().Free(address);
+    }
+    auto recycle = [&](std::unique_ptr<Block> ring) {
+      if (!ring) return;
+      if (free_rings_.size() < kSpareRings) {
+        free_rings_.push_back(std::move(ring));
+      } else {
+        device_.memory().FreeHost(std::move(ring));
+      }
+    };
+    recycle(std::move(batch.ring));
+    for (auto& ring : batch.full_rings) recycle(std::move(ring));
+    free_commands_.push_back(batch.commands);
+    in_flight_.pop_front();
+  }
+}
+
+void Stream::WaitUntil(uint64_t value) {
+  const auto deadline = std::chrono::steady_clock::now() + WaitLimit();
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &timeline_;
+  info.pValues = &value;
+  for (;;) {
+    const VkResult result =
+        vkWaitSemaphores(device_.vk(), &info, 100'000'000);  // 100 ms
+    if (result == VK_SUCCESS) break;
+    if (result != VK_TIMEOUT) CheckVk(result, "vkWaitSemaphores");
+    if (std::chrono::steady_clock::now() > deadline) {
+      Fail(HAL_STATUS_DEVICE_LOST, "stream work did not complete within {} s",
+           WaitLimit().count());
+    }
+  }
+  std::lock_guard lock(mutex_);
+  Retire(Completed());
+}
+
+void Stream::Drain() { WaitUntil(Flush()); }
+
+void Stream::Synchronize() {
+  Drain();
+  std::lock_guard lock(mutex_);
+  if (error_) {
+    driver_kit::Error error = std::move(*error_);
+    error_.reset();
+    throw error;
+  }
+}
+
+bool Stream::Idle() {
+  std::lock_guard lock(mutex_);
+  const uint64_t target = FlushLocked();
+  const uint64_t completed = Completed();
+  Retire(completed);
+  return completed >= target;
+}
+
+std::shared_ptr<Stream> GetStream(const hal_stream* handle) {
+  return StreamRegistry().Get(handle);
+}
+
+void RegisterDefaultStream(const std::shared_ptr<Stream>& stream) {
+  StreamRegistry().Add(stream);
+}
+
+hal_status* StreamCreate(hal_device* device_handle, int32_t priority,
+                         hal_stream** out_stream) {
+  return driver_kit::Guard("stream_create", [&] {
+    Device& device = GetDevice(device_handle);
+    driver_kit::RequireNonNull(out_stream, "out_stream");
+    if (priority < kPriorityHigh || priority > kPriorityLow) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT, "priority {} is outside [{}, {}]",
+           priority, kPriorityHigh, kPriorityLow);
+    }
+    *out_stream = StreamRegistry().Add(std::make_shared<Stream>(device));
+  });
+}
+
+hal_status* StreamDestroy(hal_stream* handle) {
+  return driver_kit::Guard("stream_destroy", [&] {
+    std::shared_ptr<Stream> stream = GetStream(handle);
+    if (stream == stream->device().default_stream()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "the default stream cannot be destroyed");
+    }
+    StreamRegistry().Remove(handle)->Drain();
+  });
+}
+
+hal_status* StreamDefault(hal_device* device_handle, hal_stream** out_stream) {
+  return driver_kit::Guard("stream_default", [&] {
+    Device& device = GetDevice(device_handle);
+    driver_kit::RequireNonNull(out_stream, "out_stream");
+    *out_stream = device.default_stream()->handle();
+  });
+}
+
+hal_status* StreamSynchronize(hal_stream* handle) {
+  return driver_kit::Guard("stream_synchronize",
+                           [&] { GetStream(handle)->Synchronize(); });
+}
+
+hal_status* StreamQuery(hal_stream* handle, int32_t* out_idle) {
+  return driver_kit::Guard("stream_query", [&] {
+    std::shared_ptr<Stream> stream = GetStream(handle);
+    driver_kit::RequireNonNull(out_idle, "out_idle");
+    *out_idle = stream->Idle() ? 1 : 0;
+  });
+}
+
+hal_status* StreamWaitEvent(hal_stream* stream_handle,
+                            hal_event* event_handle) {
+  return driver_kit::Guard("stream_wait_event", [&] {
+    std::shared_ptr<Stream> stream = GetStream(stream_handle);
+    std::shared_ptr<Event> event = GetEvent(event_handle);
+    if (&event->device() != &stream->device()) {
+      Fail(HAL_STATUS_INVALID_ARGUMENT,
+           "event and stream belong to different devices");
+    }
+    const auto [source, value] = event->Target();
+    if (source) stream->WaitFor(source, value);
+  });
+}
+
+}  // namespace vulkan
