@@ -143,9 +143,46 @@ void NllLossBackward(const DeviceMemory&, const ArgChecker& check,
                              "total_weight", std::nullopt);
 }
 
+// matmul(out, a, b) and addmm(out, c, a, b, beta, alpha).
+void Matmul(const DeviceMemory&, const ArgChecker& check, const hal_arg*,
+            uint32_t) {
+  driver_kit::CheckMatmul(check, check.Tensor(0, "out"), check.Tensor(1, "a"),
+                          check.Tensor(2, "b"), nullptr);
+}
+
+void Addmm(const DeviceMemory&, const ArgChecker& check, const hal_arg*,
+           uint32_t) {
+  const driver_kit::TensorArg c = check.Tensor(1, "c");
+  driver_kit::CheckMatmul(check, check.Tensor(0, "out"), check.Tensor(2, "a"),
+                          check.Tensor(3, "b"), &c);
+}
+
 const std::unordered_map<std::string_view, FamilyCheck>& FamilyChecks() {
   static const auto* checks = new std::unordered_map<std::string_view,
                                                      FamilyCheck>{
+      {"sum", KeepdimReduction<false>},
+      {"mean", KeepdimReduction<false>},
+      {"prod", KeepdimReduction<false>},
+      {"all", KeepdimReduction<false>},
+      {"any", KeepdimReduction<false>},
+      {"var", KeepdimReduction<false>},
+      {"std", KeepdimReduction<false>},
+      {"amax", KeepdimReduction<true>},
+      {"amin", KeepdimReduction<true>},
+      {"max_dim", ValuesAndIndicesAlong},
+      {"min_dim", ValuesAndIndicesAlong},
+      {"argmax", IndicesAlong},
+      {"argmin", IndicesAlong},
+      {"softmax", Softmax},
+      {"log_softmax", Softmax},
+      {"softmax_backward", SoftmaxBackward},
+      {"log_softmax_backward", SoftmaxBackward},
+      {"layer_norm", LayerNorm},
+      {"layer_norm_backward", LayerNormBackward},
+      {"nll_loss", NllLoss},
+      {"nll_loss_backward", NllLossBackward},
+      {"matmul", Matmul},
+      {"addmm", Addmm},
       {"conv2d", [](const DeviceMemory& d, const ArgChecker&, const hal_arg* a,
                     uint32_t n) { driver_kit::CheckConv2d(d, a, n); }},
       {"conv2d_backward_input",

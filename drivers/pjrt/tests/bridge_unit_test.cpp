@@ -1,6 +1,6 @@
 // Unit tests of the bridge pieces that need no plugin: the address map, the
-// compile-cache key (a LaunchSignature from lowering's DescribeLaunch), and
-// the hand-written CompileOptionsProto.
+// compile-cache key (a LaunchSignature from lowering's DescribeLaunch), the
+// hand-written CompileOptionsProto, and the launch checks.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -8,6 +8,7 @@
 #include "address_map.h"
 #include "client.h"
 #include "kit/error.h"
+#include "launch_checks.h"
 #include "lowering/lowering.h"
 
 namespace pjrt_bridge {
@@ -164,6 +165,71 @@ TEST(CompileOptions, OneReplicaOnePartition) {
   const std::string single = SingleDeviceCompileOptions(false);
   EXPECT_EQ(single, std::string("\x1a\x04\x20\x01\x28\x01", 6));
   EXPECT_EQ(SingleDeviceCompileOptions(true), single + "\x20\x01");
+}
+
+// Every address counts as allocated: the launch-check tests are about shapes.
+class AnyMemory final : public driver_kit::DeviceMemory {
+ public:
+  bool Contains(uint64_t, uint64_t) const override { return true; }
+  int32_t ordinal() const override { return 0; }
+  uint32_t dtypes() const override { return ~0u; }
+};
+
+hal_arg F32Tensor(std::vector<int64_t> sizes) {
+  hal_arg arg{};
+  arg.kind = HAL_ARG_TENSOR;
+  hal_tensor& tensor = arg.value.tensor;
+  tensor.data = 0x1000;
+  tensor.dtype = HAL_DTYPE_F32;
+  tensor.rank = static_cast<int32_t>(sizes.size());
+  int64_t stride = 1;
+  for (int d = tensor.rank - 1; d >= 0; --d) {
+    tensor.sizes[d] = sizes[d];
+    tensor.strides[d] = stride;
+    stride *= sizes[d];
+  }
+  return arg;
+}
+
+hal_arg I64Arg(int64_t value) {
+  hal_arg arg{};
+  arg.kind = HAL_ARG_I64;
+  arg.value.i64 = value;
+  return arg;
+}
+
+hal_status_code ValidateCode(const char* kernel, std::vector<hal_arg> args) {
+  const hal_kernel_signature* signature = hal_find_kernel_signature(kernel);
+  if (signature == nullptr) return HAL_STATUS_NOT_FOUND;
+  return CodeOf([&] {
+    ValidateLaunch(AnyMemory(), *signature, args.data(),
+                   static_cast<uint32_t>(args.size()));
+  });
+}
+
+// The shape rules of the non-elementwise families reach the bridge: a
+// mismatch the lowering would trust is refused before anything is compiled
+// (on a GPU, such launches once came back INTERNAL from the compiler).
+TEST(LaunchChecks, ShapeRulesOfEachFamilyAreEnforced) {
+  constexpr hal_status_code kOk = HAL_STATUS_OK;
+  constexpr hal_status_code kInvalid = HAL_STATUS_INVALID_ARGUMENT;
+  EXPECT_EQ(kOk, ValidateCode("sum", {F32Tensor({3, 1}), F32Tensor({3, 4})}));
+  EXPECT_EQ(kInvalid,
+            ValidateCode("sum", {F32Tensor({2, 1}), F32Tensor({3, 4})}));
+  EXPECT_EQ(kInvalid,
+            ValidateCode("amax", {F32Tensor({1, 3}), F32Tensor({0, 3})}))
+      << "amax has no identity for an empty reduced dim";
+  EXPECT_EQ(kOk, ValidateCode("softmax", {F32Tensor({3, 4}), F32Tensor({3, 4}),
+                                          I64Arg(1)}));
+  EXPECT_EQ(kInvalid, ValidateCode("softmax", {F32Tensor({3, 4}),
+                                               F32Tensor({3, 5}), I64Arg(1)}));
+  EXPECT_EQ(kInvalid, ValidateCode("softmax", {F32Tensor({3, 4}),
+                                               F32Tensor({3, 4}), I64Arg(2)}));
+  EXPECT_EQ(kOk, ValidateCode("matmul", {F32Tensor({2, 2}), F32Tensor({2, 3}),
+                                         F32Tensor({3, 2})}));
+  EXPECT_EQ(kInvalid,
+            ValidateCode("matmul", {F32Tensor({2, 2}), F32Tensor({2, 3}),
+                                    F32Tensor({4, 2})}));
 }
 
 }  // namespace
