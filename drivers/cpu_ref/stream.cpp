@@ -45,21 +45,29 @@ bool SpinUntil(Pred done) {
 }  // namespace
 
 Stream::Stream(Device* device, bool is_default)
-    : device_(device), is_default_(is_default) {
+    : device_(device),
+      is_default_(is_default),
+      ring_(std::make_unique<Operation[]>(kRingSlots)) {
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
 Stream::~Stream() { Shutdown(); }
 
 uint64_t Stream::Enqueue(Operation operation) {
-  std::lock_guard lock(mutex_);
-  if (stopping_) {
+  std::lock_guard lock(producer_mutex_);
+  if (stopping_.load()) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "stream is being destroyed");
   }
-  queue_.push_back(std::move(operation));
-  const uint64_t sequence = ++enqueued_;
-  enqueued_hint_.store(sequence, std::memory_order_release);
-  if (worker_sleeping_) {
+  const uint64_t sequence = enqueued_ + 1;
+  if (sequence > kRingSlots) {
+    WaitFor(sequence - kRingSlots);  // the slot's last user has finished
+  }
+  ring_[(sequence - 1) % kRingSlots] = std::move(operation);
+  enqueued_ = sequence;
+  // seq_cst, then the sleeping flag: pairs with WaitForWork.
+  enqueued_hint_.store(sequence);
+  if (worker_sleeping_.load()) {
+    std::lock_guard wake(sleep_mutex_);
     work_cv_.notify_one();
   }
   return sequence;
@@ -77,14 +85,14 @@ void Stream::WaitFor(uint64_t sequence) {
   // worker either sees it and notifies, or we see its completion.
   sleeping_waiters_.fetch_add(1);
   {
-    std::unique_lock lock(mutex_);
+    std::unique_lock lock(sleep_mutex_);
     done_cv_.wait(lock, [&] { return completed_.load() >= sequence; });
   }
   sleeping_waiters_.fetch_sub(1);
 }
 
 std::optional<Error> Stream::TakeError() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(error_mutex_);
   std::optional<Error> error = std::move(first_error_);
   first_error_.reset();
   return error;
@@ -92,11 +100,14 @@ std::optional<Error> Stream::TakeError() {
 
 void Stream::Shutdown() {
   {
-    std::lock_guard lock(mutex_);
-    if (stopping_) {
+    std::lock_guard lock(producer_mutex_);
+    if (stopping_.load()) {
       return;
     }
-    stopping_ = true;
+    stopping_.store(true);
+  }
+  {
+    std::lock_guard wake(sleep_mutex_);
     work_cv_.notify_one();
   }
   if (worker_.joinable()) {
@@ -104,41 +115,39 @@ void Stream::Shutdown() {
   }
 }
 
-bool Stream::WaitForWork(std::unique_lock<std::mutex>& lock) {
-  worker_sleeping_ = true;
-  work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-  worker_sleeping_ = false;
-  return !queue_.empty();
+bool Stream::WaitForWork(uint64_t taken) {
+  std::unique_lock lock(sleep_mutex_);
+  // Set before the predicate reads enqueued_hint_: Enqueue stores the hint
+  // before it reads this flag, so one of the two sees the other.
+  worker_sleeping_.store(true);
+  work_cv_.wait(
+      lock, [&] { return enqueued_hint_.load() > taken || stopping_.load(); });
+  worker_sleeping_.store(false);
+  return enqueued_hint_.load() > taken;
 }
 
 void Stream::WorkerLoop() {
-  uint64_t taken = 0;
-  for (;;) {
-    SpinUntil(
+  for (uint64_t taken = 0;;) {
+    const bool ready = SpinUntil(
         [&] { return enqueued_hint_.load(std::memory_order_acquire) > taken; });
-    Operation operation;
-    {
-      std::unique_lock lock(mutex_);
-      if (queue_.empty() && !WaitForWork(lock)) {
-        return;  // stopping, drained
-      }
-      operation = std::move(queue_.front());
-      queue_.pop_front();
+    if (!ready && !WaitForWork(taken)) {
+      return;  // stopping, drained
     }
+    Operation& operation = ring_[taken % kRingSlots];
     ++taken;
     try {
       operation();
     } catch (...) {
       Error error = CurrentExceptionAsError();
-      std::lock_guard lock(mutex_);
+      std::lock_guard lock(error_mutex_);
       if (!first_error_) {
         first_error_ = std::move(error);
       }
     }
-    operation = nullptr;  // release captures before announcing completion
+    operation.Reset();  // release captures before announcing completion
     completed_.store(taken);
     if (sleeping_waiters_.load() > 0) {
-      std::lock_guard lock(mutex_);
+      std::lock_guard lock(sleep_mutex_);
       done_cv_.notify_all();
     }
   }

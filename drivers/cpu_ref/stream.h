@@ -8,6 +8,13 @@
 // keeps a tiny launch + synchronize round trip in the low microseconds
 // without burning a core while idle.
 //
+// Operations wait in a fixed ring of kRingSlots slots: operation s uses
+// slot (s - 1) % kRingSlots, which is free once operation s - kRingSlots
+// has completed (Enqueue waits for that when the ring is full). Launching
+// threads serialize among themselves on `producer_mutex_`; the worker takes
+// no lock to find its next operation, so a launch never contends with the
+// worker, and no heap block crosses between the two threads (operation.h).
+//
 // Ownership: the stream registry (and the device, for its default stream)
 // hold shared_ptrs; a pending cross-stream wait holds one too, so a stream
 // object outlives its handle until nothing can wait on it any more.
@@ -17,8 +24,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +31,7 @@
 
 #include "common.h"
 #include "hal/driver.h"
+#include "operation.h"
 
 namespace cpu_ref {
 
@@ -34,7 +40,8 @@ class Device;
 class Stream {
  public:
   // An operation reports an asynchronous failure by throwing Error.
-  using Operation = std::function<void()>;
+  using Operation = cpu_ref::Operation;
+  static constexpr uint64_t kRingSlots = 256;
 
   Stream(Device* device, bool is_default);
   ~Stream();
@@ -45,7 +52,8 @@ class Stream {
   bool is_default() const { return is_default_; }
   hal_stream* handle() { return reinterpret_cast<hal_stream*>(this); }
 
-  // Appends an operation; returns its sequence number.
+  // Appends an operation; returns its sequence number. Blocks while the
+  // ring is full. Never called by this stream's own worker.
   uint64_t Enqueue(Operation operation);
   // Sequence number of the last enqueued operation (0 if none).
   uint64_t LastEnqueued() const;
@@ -61,23 +69,34 @@ class Stream {
 
  private:
   void WorkerLoop();
-  bool WaitForWork(std::unique_lock<std::mutex>& lock);
+  // Blocks until an operation after `taken` is enqueued (true) or the
+  // stream stops with none left (false).
+  bool WaitForWork(uint64_t taken);
 
   Device* const device_;
   const bool is_default_;
+  const std::unique_ptr<Operation[]> ring_;
 
-  std::mutex mutex_;
+  std::mutex producer_mutex_;  // serializes Enqueue and Shutdown
+  uint64_t enqueued_ = 0;      // guarded by producer_mutex_
+
+  // The worker and the waiters block on these; the atomics they wait for
+  // are announced seq_cst on both sides, so no wake-up is lost.
+  std::mutex sleep_mutex_;
   std::condition_variable work_cv_;  // worker waits for operations
   std::condition_variable done_cv_;  // WaitFor() waits for completions
-  std::deque<Operation> queue_;
-  uint64_t enqueued_ = 0;
-  bool stopping_ = false;
-  bool worker_sleeping_ = false;
-  std::optional<Error> first_error_;
-
-  std::atomic<uint64_t> enqueued_hint_{0};  // mirrors enqueued_ for spinning
-  std::atomic<uint64_t> completed_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> worker_sleeping_{false};
   std::atomic<int> sleeping_waiters_{0};
+
+  std::mutex error_mutex_;
+  std::optional<Error> first_error_;  // guarded by error_mutex_
+
+  // Written by producers and by the worker respectively; on separate cache
+  // lines so that the side spinning on one does not slow the side writing
+  // the other.
+  alignas(64) std::atomic<uint64_t> enqueued_hint_{0};  // = enqueued_
+  alignas(64) std::atomic<uint64_t> completed_{0};
   std::thread worker_;
 };
 

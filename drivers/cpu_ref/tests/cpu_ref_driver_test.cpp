@@ -355,6 +355,55 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
   ASSERT_OK(api_->stream_destroy(consumer));
 }
 
+// More operations than the stream's ring has slots queue up behind a stream
+// wait that cannot resolve yet: Enqueue must wait for free slots rather
+// than overwrite pending operations, and they must still run in order.
+TEST_F(CpuRefTest, QueueLongerThanTheOperationRingRunsInOrder) {
+  constexpr int64_t kBlockerCount = int64_t{1} << 22;  // a fill of some ms
+  constexpr int kQueued = 1000;  // ring slots: 256 (stream.h)
+  hal_devptr blocker = Alloc(kBlockerCount * sizeof(float));
+  hal_devptr slots = Alloc(kQueued * sizeof(int64_t));
+  hal_devptr last = Alloc(sizeof(int64_t));
+  hal_stream* slow = nullptr;
+  hal_stream* queued = nullptr;
+  ASSERT_OK(api_->stream_create(device_, 0, &slow));
+  ASSERT_OK(api_->stream_create(device_, 0, &queued));
+  hal_event* slow_done = nullptr;
+  ASSERT_OK(api_->event_create(device_, HAL_EVENT_DEFAULT, &slow_done));
+  hal_tensor big = Tensor(blocker, HAL_DTYPE_F32, {kBlockerCount}, {1});
+  hal_arg big_fill[] = {TensorArg(big), F64Arg(1.0)};
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_OK(api_->launch(slow, Kernel(HAL_KERNEL_FILL), big_fill, 2));
+  }
+  ASSERT_OK(api_->event_record(slow_done, slow));
+  ASSERT_OK(api_->stream_wait_event(queued, slow_done));
+  for (int i = 0; i < kQueued; ++i) {
+    hal_tensor slot =
+        Tensor(slots + i * sizeof(int64_t), HAL_DTYPE_I64, {1}, {1});
+    hal_tensor tail = Tensor(last, HAL_DTYPE_I64, {1}, {1});
+    hal_arg slot_fill[] = {TensorArg(slot), I64Arg(i)};
+    hal_arg tail_fill[] = {TensorArg(tail), I64Arg(i)};
+    ASSERT_OK(api_->launch(queued, Kernel(HAL_KERNEL_FILL), slot_fill, 2));
+    ASSERT_OK(api_->launch(queued, Kernel(HAL_KERNEL_FILL), tail_fill, 2));
+  }
+  ASSERT_OK(api_->stream_synchronize(queued));
+  std::vector<int64_t> values(kQueued);
+  int64_t tail_value = -1;
+  ASSERT_OK(api_->copy(queued, HAL_COPY_DEVICE_TO_HOST,
+                       reinterpret_cast<uint64_t>(values.data()), slots,
+                       kQueued * sizeof(int64_t)));
+  ASSERT_OK(api_->copy(queued, HAL_COPY_DEVICE_TO_HOST,
+                       reinterpret_cast<uint64_t>(&tail_value), last,
+                       sizeof(int64_t)));
+  for (int i = 0; i < kQueued; ++i) {
+    ASSERT_EQ(values[i], i) << i;
+  }
+  EXPECT_EQ(tail_value, kQueued - 1);  // the fills ran in enqueue order
+  ASSERT_OK(api_->event_destroy(slow_done));
+  ASSERT_OK(api_->stream_destroy(queued));
+  ASSERT_OK(api_->stream_destroy(slow));
+}
+
 TEST_F(CpuRefTest, HandlesAreValidated) {
   hal_stream* stream = nullptr;
   ASSERT_OK(api_->stream_create(device_, 0, &stream));
