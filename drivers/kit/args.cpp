@@ -4,6 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include "kit/dtype.h"
 #include "kit/error.h"
@@ -29,6 +32,24 @@ Shape TensorArg::shape() const {
 bool TensorArg::Overlaps(const TensorArg& other) const {
   return num_elements > 0 && other.num_elements > 0 &&
          first_byte < other.end_byte && other.first_byte < end_byte;
+}
+
+bool TensorArg::HasDistinctElements() const {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
+  for (int d = 0; d < tensor.rank; ++d) {
+    if (tensor.sizes[d] > 1) {
+      dims.emplace_back(std::abs(tensor.strides[d]), tensor.sizes[d]);
+    }
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t covered = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride < covered) {
+      return false;
+    }
+    covered = stride * size;
+  }
+  return true;
 }
 
 template <typename Dst>

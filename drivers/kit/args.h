@@ -60,6 +60,10 @@ struct TensorArg {
   int rank() const { return tensor.rank; }
   Shape shape() const;
   bool Overlaps(const TensorArg& other) const;
+  // True when no two elements share an address (a sufficient test: sorted
+  // by stride, each dim steps over the whole extent of the ones below), so
+  // the tensor can be written in parallel; false for broadcast views.
+  bool HasDistinctElements() const;
 };
 
 // A scalar argument (HAL_ARG_I64 or HAL_ARG_F64) as given.

@@ -13,11 +13,9 @@
 // epilogue (alpha * p + beta * c, in the accumulate type) runs as each tile
 // is stored.
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <vector>
 
 #include "common.h"
@@ -181,26 +179,6 @@ void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g,
   }
 }
 
-// True when no two elements of `t` share an address (a sufficient test:
-// sorted by stride, each dim steps over the whole extent of the ones below).
-bool HasDistinctElements(const TensorArg& t) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
-  for (int d = 0; d < t.rank(); ++d) {
-    if (t.tensor.sizes[d] > 1) {
-      dims.emplace_back(std::abs(t.tensor.strides[d]), t.tensor.sizes[d]);
-    }
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t covered = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride < covered) {
-      return false;
-    }
-    covered = stride * size;
-  }
-  return true;
-}
-
 template <typename T>
 void RunMatmul(const MatmulArgs& args) {
   const hal_tensor& out_t = args.out.tensor;
@@ -227,7 +205,7 @@ void RunMatmul(const MatmulArgs& args) {
   std::unique_ptr<T[]> staged;
   if (out.Overlaps(args.a) || out.Overlaps(args.b) ||
       (args.c && out.Overlaps(*args.c) && !exact_alias_of_c) ||
-      !HasDistinctElements(out)) {
+      !out.HasDistinctElements()) {
     staged = std::make_unique<T[]>(out.num_elements);
     out.tensor.data = reinterpret_cast<hal_devptr>(staged.get());
     const StridedOperand dense = ContiguousOperand(nullptr, out.shape(), 1);

@@ -1,10 +1,13 @@
 // conv2d, conv2d_backward_input and conv2d_backward_weight on Vulkan, and
-// the conv family's list. Each is one dispatch with an invocation per
-// output element (shaders/conv/conv2d*.comp): the input gradient gathers
-// the terms that read each input position instead of scattering them.
+// the conv family's list. Each has an invocation per output element
+// (shaders/conv/conv2d*.comp): the input gradient gathers the terms that
+// read each input position instead of scattering them; the weight gradient
+// sums over chunks of grad_out's rows and then adds the chunks in order.
 #include "kernels/conv.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "hal/standard_kernels.h"
 #include "kernels/elementwise.h"
@@ -47,23 +50,61 @@ void PrepareConv2d(Launch& launch, const hal_arg* args, uint32_t num_args) {
   outputs.Store();
 }
 
-// Both gradients: `grad` is the output, grad_out and `other` (weight or
-// in) the inputs, in the shader's argument order.
-void DispatchGradient(Launch& launch, const char* kernel,
-                      const driver_kit::Conv2dBackwardArgs& conv) {
-  if (conv.grad.num_elements == 0) {
-    return;
-  }
-  StagedOutputs outputs(launch);
-  const TensorArg& grad = outputs.Add(conv.grad, {&conv.grad_out, &conv.other});
+// The gradients' common arguments: `grad` is the output, grad_out and
+// `other` (weight or in) the inputs, in the shader's argument order.
+ArgBlock GradientBlock(const TensorArg& grad,
+                       const driver_kit::Conv2dBackwardArgs& conv,
+                       int64_t count) {
   ArgBlock block;
   block.Tensor(grad);
   block.Tensor(conv.grad_out);
   block.Tensor(conv.other);
   PackGeometry(block, conv.g);
-  block.I64(conv.grad.num_elements);
-  launch.Dispatch(Variant(kernel, conv.grad.dtype()), conv.grad.num_elements,
-                  block);
+  block.I64(count);
+  return block;
+}
+
+// (n, y) rows of grad_out one invocation of conv2d_backward_weight folds:
+// about kWeightLoop loop iterations (within lavapipe's limit, common.glsl).
+constexpr int64_t kWeightLoop = 32768;
+
+// conv2d_backward_input: one dispatch, an invocation per grad_in element.
+// conv2d_backward_weight: a sum per grad_weight element and chunk of rows,
+// then, for more than one chunk, a pass adding each element's sums in order.
+void DispatchGradient(Launch& launch, const char* kernel,
+                      const driver_kit::Conv2dBackwardArgs& conv, bool weight) {
+  if (conv.grad.num_elements == 0) {
+    return;
+  }
+  StagedOutputs outputs(launch);
+  const TensorArg& grad = outputs.Add(conv.grad, {&conv.grad_out, &conv.other});
+  const std::string variant = Variant(kernel, conv.grad.dtype());
+  const int64_t elements = conv.grad.num_elements;
+  if (!weight) {
+    launch.Dispatch(variant, elements, GradientBlock(grad, conv, elements));
+    outputs.Store();
+    return;
+  }
+  const hal_tensor& grad_out = conv.grad_out.tensor;
+  const int64_t rows = grad_out.sizes[0] * grad_out.sizes[2];
+  const int64_t chunk =
+      std::max<int64_t>(1, kWeightLoop / (grad_out.sizes[3] + 1));
+  const int64_t parts = std::max<int64_t>(1, (rows + chunk - 1) / chunk);
+  const hal_devptr records =
+      parts > 1 ? launch.Scratch(static_cast<uint64_t>(elements * parts) * 8)
+                : 0;
+  const auto dispatch = [&](int64_t stage, int64_t count) {
+    ArgBlock block = GradientBlock(grad, conv, count);
+    block.U64(records);
+    block.I64(stage);
+    block.I64(chunk);
+    block.I64(parts);
+    launch.Dispatch(variant, static_cast<uint64_t>(count), block);
+  };
+  dispatch(0, elements * parts);
+  if (parts > 1) {
+    dispatch(1, elements);
+  }
   outputs.Store();
 }
 
@@ -71,14 +112,16 @@ void PrepareConv2dBackwardInput(Launch& launch, const hal_arg* args,
                                 uint32_t num_args) {
   DispatchGradient(
       launch, HAL_KERNEL_CONV2D_BACKWARD_INPUT,
-      driver_kit::CheckConv2dBackwardInput(launch.memory(), args, num_args));
+      driver_kit::CheckConv2dBackwardInput(launch.memory(), args, num_args),
+      false);
 }
 
 void PrepareConv2dBackwardWeight(Launch& launch, const hal_arg* args,
                                  uint32_t num_args) {
   DispatchGradient(
       launch, HAL_KERNEL_CONV2D_BACKWARD_WEIGHT,
-      driver_kit::CheckConv2dBackwardWeight(launch.memory(), args, num_args));
+      driver_kit::CheckConv2dBackwardWeight(launch.memory(), args, num_args),
+      true);
 }
 
 }  // namespace

@@ -1,14 +1,17 @@
 // The indexing family (table/indexing.json) on Vulkan, through
 // shaders/indexing/index.comp. Arguments are checked as cpu_ref checks them
 // (kit/indexing_checks.h); index values, known only on execution, are
-// checked by a first pass ("index_check") whose verdict the kernel's pass
+// checked by first passes ("index_check") whose verdict the kernel's pass
 // reads before writing anything and the stream reports when the launch
 // completes (INVALID_ARGUMENT naming the first bad index).
 //
-// Each destination element is computed by one invocation that walks the
-// index in the table's order, so results are deterministic without
-// atomics. Inputs that overlap the destination (and an index that does) are
-// staged first, so everything is read before anything is written.
+// index_select and gather compute each destination element in one
+// invocation; index_add, scatter and scatter_add walk the index once per
+// slice, in the table's order, in dispatches of at most kWalk positions
+// (see the shader), so results are deterministic without atomics. Inputs
+// that overlap the destination (and an index that does) are staged first,
+// so everything is read before anything is written.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,7 +47,14 @@ TensorArg ReadFirst(Launch& launch, const TensorArg& tensor,
   return tensor.Overlaps(dest) ? StageInput(launch, tensor) : tensor;
 }
 
-// One kernel launch of index.comp: dest gets `grid`'s elements computed.
+// Index positions one invocation checks (each costs a loop over the index's
+// rank), and one walk dispatch applies per slice (one loop iteration each):
+// within lavapipe's loop limit (common.glsl) for any rank.
+constexpr int64_t kCheckChunk = 4096;
+constexpr int64_t kWalk = 16384;
+
+// One kernel launch of index.comp: dest gets `grid`'s elements computed,
+// or, when `walk` > 0, each of `grid`'s slices walks `walk` index positions.
 struct IndexJob {
   const char* kernel;
   TensorArg dest;
@@ -54,6 +64,7 @@ struct IndexJob {
   int dim = 0;
   int64_t bound = 0;               // the size index values address
   std::optional<ScalarArg> value;  // index_add's alpha, scatter's scalar src
+  int64_t walk = 0;
 };
 
 void Record(Launch& launch, IndexJob job) {
@@ -63,13 +74,28 @@ void Record(Launch& launch, IndexJob job) {
     job.source = ReadFirst(launch, job.source, job.dest);
   }
   const hal_devptr status = launch.Scratch(16);
-  ArgBlock check;
-  check.Tensor(job.index);
-  check.I64(job.bound);
-  check.U64(status);
-  launch.Dispatch("index_check", 1, check);
+  const int64_t parts =
+      (job.index.num_elements + kCheckChunk - 1) / kCheckChunk;
+  const hal_devptr records =
+      parts == 1 ? status : launch.Scratch(static_cast<uint64_t>(parts) * 16);
+  const auto check = [&](int64_t pass, int64_t count) {
+    ArgBlock block;
+    block.Tensor(job.index);
+    block.I64(job.bound);
+    block.U64(records);
+    block.U64(status);
+    block.U64(static_cast<uint64_t>(count));
+    block.I64(pass);
+    block.I64(kCheckChunk);
+    block.I64(parts);
+    launch.Dispatch("index_check", static_cast<uint64_t>(count), block);
+  };
+  check(0, parts);
+  if (parts > 1) {
+    check(1, 1);
+  }
   const auto count = static_cast<uint64_t>(job.grid.NumElements());
-  if (count > 0) {
+  const auto dispatch = [&](int64_t first, int64_t end) {
     TensorArg grid{};
     grid.tensor.rank = job.grid.rank;
     for (int d = 0; d < job.grid.rank; ++d) {
@@ -85,7 +111,15 @@ void Record(Launch& launch, IndexJob job) {
     block.I64(job.value && job.source.num_elements == 0 ? 1 : 0);
     block.U64(status);
     block.U64(count);
+    block.I64(first);
+    block.I64(end);
     launch.Dispatch(Variant(job.kernel, job.dest.dtype()), count, block);
+  };
+  if (count > 0 && job.walk == 0) {
+    dispatch(0, 0);
+  }
+  for (int64_t first = 0; count > 0 && first < job.walk; first += kWalk) {
+    dispatch(first, std::min(job.walk, first + kWalk));
   }
   const char* kernel = job.kernel;
   const int dim = job.dim;
@@ -133,18 +167,21 @@ void PrepareIndexAdd(Launch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_INDEX_ADD, launch.memory(), args, num_args, 5);
   const driver_kit::IndexAddPlan plan = driver_kit::CheckIndexAdd(check);
   const TensorArg self = AsRank1(plan.self);
+  driver_kit::Shape slices = self.shape();
+  slices.sizes[plan.dim] = 1;
   Record(launch, {.kernel = HAL_KERNEL_INDEX_ADD,
                   .dest = self,
                   .source = AsRank1(plan.source),
                   .index = plan.index,
-                  .grid = self.shape(),
+                  .grid = slices,
                   .dim = plan.dim,
                   .bound = self.tensor.sizes[plan.dim],
-                  .value = plan.alpha});
+                  .value = plan.alpha,
+                  .walk = plan.index.num_elements});
 }
 
-// scatter and scatter_add: the grid is index's shape with dim's size =
-// self's, one invocation per self element index can reach.
+// scatter and scatter_add: the slices are index's shape with dim's size 1;
+// each walks index along dim.
 void RecordScatter(Launch& launch, const char* kernel,
                    const driver_kit::ScatterPlan& plan) {
   const TensorArg self = AsRank1(plan.self);
@@ -154,7 +191,8 @@ void RecordScatter(Launch& launch, const char* kernel,
                .dim = plan.dim,
                .bound = self.tensor.sizes[plan.dim]};
   job.grid = job.index.shape();
-  job.grid.sizes[plan.dim] = job.bound;
+  job.walk = job.grid.sizes[plan.dim];
+  job.grid.sizes[plan.dim] = 1;
   if (const TensorArg* src = std::get_if<TensorArg>(&plan.src)) {
     job.source = AsRank1(*src);
   } else {

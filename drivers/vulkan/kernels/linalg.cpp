@@ -7,12 +7,8 @@
 // The shader reads c element by element just before writing the same
 // element of out, so out may alias c exactly; any other overlap with an
 // input, or an out whose elements repeat, is staged (staging.h).
-#include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <optional>
-#include <utility>
-#include <vector>
 
 #include "device.h"
 #include "hal/standard_kernels.h"
@@ -28,26 +24,6 @@ namespace {
 using driver_kit::ArgChecker;
 using driver_kit::DtypeName;
 using driver_kit::TensorArg;
-
-// True when no two elements of `t` share an address (a sufficient test:
-// sorted by stride, each dim steps over the whole extent of the ones below).
-bool HasDistinctElements(const TensorArg& t) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
-  for (int d = 0; d < t.rank(); ++d) {
-    if (t.tensor.sizes[d] > 1) {
-      dims.emplace_back(std::abs(t.tensor.strides[d]), t.tensor.sizes[d]);
-    }
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t covered = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride < covered) {
-      return false;
-    }
-    covered = stride * size;
-  }
-  return true;
-}
 
 // The shader's tiling (specialization constants 1..5): each of the group's
 // threads computes tm x tn outputs; wn threads span the tile's columns;
@@ -92,7 +68,7 @@ void Record(Launch& launch, const MatmulArgs& t) {
   std::optional<Staged> staged;
   if (t.out.Overlaps(t.a) || t.out.Overlaps(t.b) ||
       (t.c && t.out.Overlaps(*t.c) && !exact_alias_of_c) ||
-      !HasDistinctElements(t.out)) {
+      !t.out.HasDistinctElements()) {
     staged.emplace(launch, t.out, t.out.dtype());
   }
   const Tiling tiling = ChooseTiling(launch.device(), m, n);

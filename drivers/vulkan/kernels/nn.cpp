@@ -7,6 +7,7 @@
 // nll_loss's targets are only known on execution: a CHECK pass records the
 // first bad one in scratch memory, the later passes then write nothing, and
 // the stream reports INVALID_ARGUMENT naming it when the launch completes.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,10 +48,31 @@ TensorArg InnerView(TensorArg t, int outer_rank) {
   return t;
 }
 
-// The arguments of one layer_norm.comp pass, in the shader's order.
+// layer_norm.comp's kernels (PASS_<NAME>) and their stages.
+enum class NormPass { kForward, kGradIn, kGradParams };
+enum Stage : int64_t { kStats = 0, kCombine = 1, kApply = 2 };
+
+const char* PassName(NormPass pass) {
+  switch (pass) {
+    case NormPass::kForward:
+      return "forward";
+    case NormPass::kGradIn:
+      return "grad_in";
+    case NormPass::kGradParams:
+      return "grad_params";
+  }
+  return "";
+}
+
+// Elements (GRAD_PARAMS: rows) one invocation folds into a record: small
+// enough for lavapipe's loop limit even with element_offset's loops over 8
+// dims for every element (common.glsl), large enough that records cost
+// little.
+constexpr int64_t kChunk = 1024;
+
+// The arguments of one layer_norm.comp kernel, in the shader's order.
 struct LayerNormPass {
-  const char* pass;
-  uint64_t count;
+  NormPass pass;
   int outer_rank;
   const TensorArg* x;
   const TensorArg* y;
@@ -65,31 +87,59 @@ struct LayerNormPass {
   double eps;
 };
 
+// Records the kernel's stages: STATS over chunks of each group (a row, or
+// a normalized element for GRAD_PARAMS), COMBINE per group, APPLY per
+// element.
 void RecordPass(Launch& launch, const LayerNormPass& p) {
-  if (p.count == 0) {
+  const bool params = p.pass == NormPass::kGradParams;
+  const int64_t rows = p.shapes->rows;
+  const int64_t row_size = p.shapes->row_size;
+  const int64_t groups = params ? row_size : rows;
+  const int64_t extent = params ? rows : row_size;
+  if (groups == 0) {
     return;
   }
-  ArgBlock block;
-  for (const TensorArg* t : {p.x, p.y, p.z}) {
-    block.Tensor(t ? RowsView(*t, p.outer_rank) : AbsentTensor());
-    block.Tensor(t ? InnerView(*t, p.outer_rank) : AbsentTensor());
+  const int64_t parts = std::max<int64_t>(1, (extent + kChunk - 1) / kChunk);
+  const hal_devptr records =
+      launch.Scratch(static_cast<uint64_t>(groups * parts) * 32);
+  const auto dispatch = [&](Stage stage, int64_t count) {
+    if (count == 0) {
+      return;
+    }
+    ArgBlock block;
+    for (const TensorArg* t : {p.x, p.y, p.z}) {
+      block.Tensor(t ? RowsView(*t, p.outer_rank) : AbsentTensor());
+      block.Tensor(t ? InnerView(*t, p.outer_rank) : AbsentTensor());
+    }
+    block.Tensor(RowsView(*p.mean, p.outer_rank));
+    block.Tensor(RowsView(*p.rstd, p.outer_rank));
+    for (const TensorArg* t : {p.weight, p.bias, p.grad_weight, p.grad_bias}) {
+      block.Tensor(t ? *t : AbsentTensor());
+    }
+    block.U64(static_cast<uint64_t>(count));
+    block.U64(records);
+    block.I64(stage);
+    block.I64(kChunk);
+    block.I64(parts);
+    block.I64(rows);
+    block.I64(row_size);
+    if (p.x->dtype() == HAL_DTYPE_F64) {
+      block.F64(p.eps);
+    } else {
+      block.F32(static_cast<float>(p.eps));
+    }
+    launch.Dispatch(fmt::format("layer_norm_{}_{}", PassName(p.pass),
+                                DtypeName(p.x->dtype())),
+                    static_cast<uint64_t>(count), block);
+  };
+  dispatch(kStats, groups * parts);
+  // grad_in's APPLY reads a lone record as it is.
+  if (p.pass != NormPass::kGradIn || parts > 1) {
+    dispatch(kCombine, groups);
   }
-  block.Tensor(RowsView(*p.mean, p.outer_rank));
-  block.Tensor(RowsView(*p.rstd, p.outer_rank));
-  for (const TensorArg* t : {p.weight, p.bias, p.grad_weight, p.grad_bias}) {
-    block.Tensor(t ? *t : AbsentTensor());
+  if (!params) {
+    dispatch(kApply, rows * row_size);
   }
-  block.U64(p.count);
-  block.I64(p.shapes->rows);
-  block.I64(p.shapes->row_size);
-  if (p.x->dtype() == HAL_DTYPE_F64) {
-    block.F64(p.eps);
-  } else {
-    block.F32(static_cast<float>(p.eps));
-  }
-  launch.Dispatch(
-      fmt::format("layer_norm_{}_{}", p.pass, DtypeName(p.x->dtype())), p.count,
-      block);
 }
 
 void PrepareLayerNorm(Launch& launch, const hal_arg* args, uint32_t num_args) {
@@ -121,10 +171,9 @@ void PrepareLayerNorm(Launch& launch, const hal_arg* args, uint32_t num_args) {
   const TensorArg& mean_at = staged.Add(mean, inputs);
   const TensorArg& rstd_at = staged.Add(rstd, inputs);
   const int outer_rank = in.rank() - shapes.normalized_ndim;
-  RecordPass(launch,
-             {"forward", static_cast<uint64_t>(shapes.rows), outer_rank, &in,
-              &out_at, nullptr, &mean_at, &rstd_at, weight ? &*weight : nullptr,
-              bias ? &*bias : nullptr, nullptr, nullptr, &shapes, eps});
+  RecordPass(launch, {NormPass::kForward, outer_rank, &in, &out_at, nullptr,
+                      &mean_at, &rstd_at, weight ? &*weight : nullptr,
+                      bias ? &*bias : nullptr, nullptr, nullptr, &shapes, eps});
   staged.Store();
 }
 
@@ -171,16 +220,15 @@ void PrepareLayerNormBackward(Launch& launch, const hal_arg* args,
     const TensorArg* gw =
         grad_weight ? &staged.Add(*grad_weight, inputs) : nullptr;
     const TensorArg* gb = grad_bias ? &staged.Add(*grad_bias, inputs) : nullptr;
-    RecordPass(launch, {"grad_params", static_cast<uint64_t>(shapes.row_size),
-                        outer_rank, &in, &grad_out, nullptr, &mean, &rstd,
-                        nullptr, nullptr, gw, gb, &shapes, 0});
+    RecordPass(launch,
+               {NormPass::kGradParams, outer_rank, &in, &grad_out, nullptr,
+                &mean, &rstd, nullptr, nullptr, gw, gb, &shapes, 0});
   }
   if (grad_in) {
     const TensorArg& gi = staged.Add(*grad_in, inputs, {&grad_out, &in});
-    RecordPass(launch,
-               {"grad_in", static_cast<uint64_t>(shapes.rows), outer_rank, &in,
-                &grad_out, &gi, &mean, &rstd, weight ? &*weight : nullptr,
-                nullptr, nullptr, nullptr, &shapes, 0});
+    RecordPass(launch, {NormPass::kGradIn, outer_rank, &in, &grad_out, &gi,
+                        &mean, &rstd, weight ? &*weight : nullptr, nullptr,
+                        nullptr, nullptr, &shapes, 0});
   }
   staged.Store();
 }
@@ -188,12 +236,21 @@ void PrepareLayerNormBackward(Launch& launch, const hal_arg* args,
 // --- nll_loss
 // -------------------------------------------------------------------
 
+// Samples one invocation of nll_loss.comp's CHECK or LOSS folds into a
+// record: within lavapipe's loop limit with a few loops per sample.
+constexpr int64_t kNllChunk = 4096;
+
 void RecordNll(Launch& launch, const char* kernel, const NllArgs& nll,
                const TensorArg& scores, const TensorArg& loss,
                const TensorArg& total_weight, bool backward) {
   const hal_devptr status = launch.Scratch(16);
+  const int64_t samples = nll.samples();
+  const int64_t parts =
+      std::max<int64_t>(1, (samples + kNllChunk - 1) / kNllChunk);
+  const hal_devptr records = launch.Scratch(static_cast<uint64_t>(parts) * 16);
   const std::string dtype = DtypeName(nll.scores.dtype());
-  const auto record = [&](const char* pass, uint64_t count) {
+  const auto record = [&](const char* pass, hal_devptr at, int64_t stage,
+                          int64_t count) {
     ArgBlock block;
     block.Tensor(scores);
     block.Tensor(nll.target);
@@ -201,16 +258,26 @@ void RecordNll(Launch& launch, const char* kernel, const NllArgs& nll,
     block.Tensor(loss);
     block.Tensor(total_weight);
     block.U64(status);
-    block.U64(count);
+    block.U64(at);
+    block.U64(static_cast<uint64_t>(count));
+    block.I64(stage);
+    block.I64(kNllChunk);
+    block.I64(parts);
     block.I64(nll.reduction);
     block.I64(nll.ignore_index);
-    launch.Dispatch(fmt::format("nll_loss_{}_{}", pass, dtype), count, block);
+    launch.Dispatch(fmt::format("nll_loss_{}_{}", pass, dtype),
+                    static_cast<uint64_t>(count), block);
   };
-  record("check", 1);
+  // One chunk's verdict is the status itself.
+  record("check", parts == 1 ? status : records, 0, parts);
+  if (parts > 1) {
+    record("check", records, 1, 1);
+  }
   if (backward) {
-    record("grad", static_cast<uint64_t>(scores.num_elements));
+    record("grad", records, 0, scores.num_elements);
   } else {
-    record("loss", 1);
+    record("loss", records, 0, parts);
+    record("loss", records, 1, 1);
   }
   const int64_t classes = nll.classes();
   launch.CheckOnCompletion(status, [kernel, classes](const int64_t* words) {

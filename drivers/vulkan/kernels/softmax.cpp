@@ -1,7 +1,9 @@
 // softmax, log_softmax and their backward forms (table/reduction.json) on
-// Vulkan, through shaders/reduction/softmax.comp: one invocation per line
-// along `dim`, which reads its line completely before storing it. An output
-// that overlaps an input other than exactly is staged (staging.h).
+// Vulkan, through shaders/reduction/softmax.comp: partial records per chunk
+// of each line along `dim`, combined in order per line, then one invocation
+// per element; every line is read completely before any result is stored.
+// An output that overlaps an input other than exactly is staged
+// (staging.h).
 #include <optional>
 
 #include "hal/standard_kernels.h"
@@ -49,6 +51,14 @@ constexpr LineKernel Describe(LineOp op) {
   return {};
 }
 
+// Elements one invocation folds into a partial record: small enough for
+// lavapipe's loop limit (two loops over the chunk, common.glsl), large
+// enough that records cost little.
+constexpr int64_t kChunk = 4096;
+
+// softmax.comp's passes.
+enum Pass : int64_t { kStats = 0, kCombine = 1, kApply = 2 };
+
 // `t` with sizes[dim] = 1: its element offsets are the lines' first
 // elements.
 TensorArg LinesOf(TensorArg t, int64_t dim) {
@@ -95,17 +105,31 @@ void PrepareLineKernel(Launch& launch, const hal_arg* args, uint32_t num_args) {
     staged.emplace(launch, out, out.dtype());
   }
   const TensorArg result = staged ? staged->tensor() : out;
-  ArgBlock block;
-  block.Tensor(LinesOf(result, dim));
-  block.Tensor(LinesOf(x, dim));
-  block.Tensor(y ? LinesOf(*y, dim) : AbsentTensor());
-  block.U64(static_cast<uint64_t>(lines));
-  block.I64(length);
-  block.I64(StepAlong(result, dim));
-  block.I64(StepAlong(x, dim));
-  block.I64(y ? StepAlong(*y, dim) : 0);
-  launch.Dispatch(fmt::format("{}_{}", kDesc.shader, DtypeName(out.dtype())),
-                  static_cast<uint64_t>(lines), block);
+  const int64_t parts = (length + kChunk - 1) / kChunk;
+  const hal_devptr records =
+      launch.Scratch(static_cast<uint64_t>(lines * parts) * 16);
+  const auto dispatch = [&](Pass pass, int64_t invocations) {
+    ArgBlock block;
+    block.Tensor(LinesOf(result, dim));
+    block.Tensor(LinesOf(x, dim));
+    block.Tensor(y ? LinesOf(*y, dim) : AbsentTensor());
+    block.U64(static_cast<uint64_t>(invocations));
+    block.U64(records);
+    block.I64(pass);
+    block.I64(length);
+    block.I64(kChunk);
+    block.I64(parts);
+    block.I64(StepAlong(result, dim));
+    block.I64(StepAlong(x, dim));
+    block.I64(y ? StepAlong(*y, dim) : 0);
+    launch.Dispatch(fmt::format("{}_{}", kDesc.shader, DtypeName(out.dtype())),
+                    static_cast<uint64_t>(invocations), block);
+  };
+  dispatch(kStats, lines * parts);
+  if (parts > 1) {
+    dispatch(kCombine, lines);
+  }
+  dispatch(kApply, out.num_elements);
   if (staged) {
     staged->Store(launch);
   }

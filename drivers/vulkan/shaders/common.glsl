@@ -162,12 +162,39 @@ int64_t load_t(Tensor t, int64_t off) { return load_bool(t, off) ? 1l : 0l; }
 void store_t(Tensor t, int64_t off, int64_t v) { store_bool(t, off, v != 0l); }
 #endif
 
+// --- Partial records ---------------------------------------------------------
+// Multi-pass kernels keep per-chunk partial results in scratch memory, one
+// 8-byte slot per compute-type value (float padded).
+
+#if defined(CT_FLOATING) && !defined(DT_F64)
+CT load_slot(uint64_t addr) { return LOAD_float(addr); }
+void store_slot(uint64_t addr, CT v) { STORE_float(addr, v); }
+#elif defined(DT_F64)
+CT load_slot(uint64_t addr) { return LOAD_double(addr); }
+void store_slot(uint64_t addr, CT v) { STORE_double(addr, v); }
+#elif defined(CT_INTEGER)
+CT load_slot(uint64_t addr) { return LOAD_int64_t(addr); }
+void store_slot(uint64_t addr, CT v) { STORE_int64_t(addr, v); }
+#endif
+
 // --- lavapipe's loop limit ----------------------------------------------------
 // llvmpipe (lavapipe) silently ends an invocation's loops after 65535
 // iterations in all (its guard against endless shaders; the count is per
-// invocation, not per loop). A shader whose loops run data-sized trip counts
-// splits the work over more invocations (reduction/reduce.comp: partial
-// records), or it gives wrong results on lavapipe for long rows.
+// invocation, not per loop, and element_offset's loop over the rank counts
+// too). So a shader must not loop over a data-sized extent in one
+// invocation. Handled: reductions (reduction/reduce.comp), softmax and its
+// relatives (reduction/softmax.comp), layer_norm (nn/layer_norm.comp),
+// nll_loss (nn/nll_loss.comp) and conv2d_backward_weight cut lines into
+// chunks whose partial records a later pass combines in order, and compute
+// elementwise results one invocation each; the indexing checks split the index the same way, and
+// index_add / scatter(_add) walk the index in bounded dispatches
+// (kernels/indexing.cpp). A combine loops once per record, so a line may
+// hold ~65000 chunks (2^28 elements with 4096-element chunks).
+// Not yet split (each loops over data in one invocation, so very large
+// shapes are wrong on lavapipe): matmul's K loop (very large K), the
+// channel x window loops of conv2d and conv2d_backward_input,
+// max_pool2d_backward's per-plane scatter and its verdict over the planes,
+// and batch_norm's per-lane share of a channel (very large channels).
 
 // --- Index math --------------------------------------------------------------
 

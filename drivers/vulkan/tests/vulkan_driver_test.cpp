@@ -1,15 +1,22 @@
 // The Vulkan driver through its C ABI alone, as the HAL core loads it: what
-// the conformance suite cannot cover because it is specific to this driver,
-// custom SPIR-V modules (module.h's launch convention).
+// the conformance suite cannot cover because it is specific to this driver:
+// custom SPIR-V modules (module.h's launch convention), and standard kernels
+// over lines longer than lavapipe's loop limit (shaders/common.glsl), which
+// the suite's small shapes never reach.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hal/driver.h"
@@ -84,6 +91,282 @@ class VulkanDriver : public ::testing::Test {
   hal_device* device_ = nullptr;
   hal_stream* stream_ = nullptr;
 };
+
+// --- standard kernels over long lines ----------------------------------------
+
+// A dense f32 (or i64) tensor in device memory, freed with the fixture.
+struct DeviceTensor {
+  hal_devptr data = 0;
+  std::vector<int64_t> sizes;
+  int32_t dtype = HAL_DTYPE_F32;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t size : sizes) n *= size;
+    return n;
+  }
+  hal_arg arg() const {
+    hal_arg a{};
+    a.kind = HAL_ARG_TENSOR;
+    a.value.tensor.data = data;
+    a.value.tensor.dtype = dtype;
+    a.value.tensor.rank = static_cast<int32_t>(sizes.size());
+    int64_t stride = 1;
+    for (int d = a.value.tensor.rank - 1; d >= 0; --d) {
+      a.value.tensor.sizes[d] = sizes[d];
+      a.value.tensor.strides[d] = stride;
+      stride *= sizes[d];
+    }
+    return a;
+  }
+};
+
+hal_arg IntArg(int64_t value) {
+  hal_arg a{};
+  a.kind = HAL_ARG_I64;
+  a.value.i64 = value;
+  return a;
+}
+
+hal_arg FloatArg(double value) {
+  hal_arg a{};
+  a.kind = HAL_ARG_F64;
+  a.value.f64 = value;
+  return a;
+}
+
+// Values in [-3, 3), the same on every run.
+std::vector<float> Values(int64_t count, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::vector<float> values(count);
+  for (float& v : values)
+    v = static_cast<float>(engine() % 60000) / 10000.0f - 3.0f;
+  return values;
+}
+
+// The table's "normalization" tolerance for f32; `length` scales atol for
+// results that are sums over that many elements.
+void ExpectNear(const std::vector<float>& actual,
+                const std::vector<double>& expected, const char* what,
+                int64_t length = 1) {
+  ASSERT_EQ(actual.size(), expected.size());
+  const double atol = 1e-5 * static_cast<double>(length);
+  for (size_t i = 0; i < actual.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], atol + 1e-5 * std::fabs(expected[i]))
+        << what << ", element " << i;
+  }
+}
+
+class VulkanLongLines : public VulkanDriver {
+ protected:
+  void TearDown() override {
+    if (api_ == nullptr || device_ == nullptr) return;
+    EXPECT_EQ(Take(api_->stream_synchronize(stream_)), HAL_STATUS_OK);
+    for (const DeviceTensor& t : tensors_)
+      EXPECT_EQ(Take(api_->mem_free(device_, t.data)), HAL_STATUS_OK);
+  }
+
+  DeviceTensor Alloc(std::initializer_list<int64_t> sizes,
+                     int32_t dtype = HAL_DTYPE_F32) {
+    DeviceTensor t;
+    t.sizes = sizes;
+    t.dtype = dtype;
+    const int64_t element_size = dtype == HAL_DTYPE_I64 ? 8 : 4;
+    EXPECT_EQ(
+        Take(api_->mem_alloc(device_, t.numel() * element_size, 0, &t.data)),
+        HAL_STATUS_OK);
+    tensors_.push_back(t);
+    return t;
+  }
+
+  template <typename T>
+  DeviceTensor Upload(std::initializer_list<int64_t> sizes,
+                      const std::vector<T>& values) {
+    DeviceTensor t = Alloc(
+        sizes, std::is_same_v<T, int64_t> ? HAL_DTYPE_I64 : HAL_DTYPE_F32);
+    EXPECT_EQ(Take(api_->copy(stream_, HAL_COPY_HOST_TO_DEVICE, t.data,
+                              reinterpret_cast<uint64_t>(values.data()),
+                              values.size() * sizeof(T))),
+              HAL_STATUS_OK);
+    return t;
+  }
+
+  std::vector<float> Download(const DeviceTensor& t) {
+    std::vector<float> values(t.numel());
+    EXPECT_EQ(Take(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
+                              reinterpret_cast<uint64_t>(values.data()), t.data,
+                              values.size() * 4)),
+              HAL_STATUS_OK);
+    return values;
+  }
+
+  void Launch(const char* name, std::vector<hal_arg> args) {
+    hal_kernel* kernel = nullptr;
+    ASSERT_EQ(Take(api_->kernel_lookup(device_, nullptr, name, &kernel)),
+              HAL_STATUS_OK)
+        << name;
+    std::string message;
+    ASSERT_EQ(Take(api_->launch(stream_, kernel, args.data(),
+                                static_cast<uint32_t>(args.size())),
+                   &message),
+              HAL_STATUS_OK)
+        << name << ": " << message;
+  }
+
+  std::vector<DeviceTensor> tensors_;
+};
+
+// softmax and its relatives along dim 1 of [lines, n], computed in double.
+struct SoftmaxReference {
+  std::vector<double> softmax, log_softmax, softmax_backward,
+      log_softmax_backward;
+};
+
+SoftmaxReference ReferenceSoftmax(const std::vector<float>& x,
+                                  const std::vector<float>& g, int64_t lines,
+                                  int64_t n) {
+  SoftmaxReference r;
+  for (auto* v : {&r.softmax, &r.log_softmax, &r.softmax_backward,
+                  &r.log_softmax_backward})
+    v->resize(x.size());
+  for (int64_t l = 0; l < lines; ++l) {
+    const int64_t at = l * n;
+    double m = x[at];
+    for (int64_t j = 0; j < n; ++j) m = std::max<double>(m, x[at + j]);
+    double sum = 0, dot = 0, sum_g = 0;
+    for (int64_t j = 0; j < n; ++j) sum += std::exp(x[at + j] - m);
+    for (int64_t j = 0; j < n; ++j) {
+      r.softmax[at + j] = std::exp(x[at + j] - m) / sum;
+      r.log_softmax[at + j] = x[at + j] - m - std::log(sum);
+    }
+    // The backward forms take the device's forward outputs as `out`; the
+    // reference uses its own, which differ by far less than the tolerance.
+    for (int64_t j = 0; j < n; ++j) {
+      dot += g[at + j] * r.softmax[at + j];
+      sum_g += g[at + j];
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      r.softmax_backward[at + j] = r.softmax[at + j] * (g[at + j] - dot);
+      r.log_softmax_backward[at + j] =
+          g[at + j] - std::exp(r.log_softmax[at + j]) * sum_g;
+    }
+  }
+  return r;
+}
+
+// Lines of 70,000 and 200,000 elements: a dense line, and a strided one
+// (dim 0 of [n, 2] is the same data transposed).
+TEST_F(VulkanLongLines, SoftmaxFamilyOverLinesAboveTheLoopLimit) {
+  for (const int64_t n : {70000, 200000}) {
+    SCOPED_TRACE("line length " + std::to_string(n));
+    constexpr int64_t kLines = 2;
+    const std::vector<float> x = Values(kLines * n, 1);
+    const std::vector<float> g = Values(kLines * n, 2);
+    const SoftmaxReference r = ReferenceSoftmax(x, g, kLines, n);
+    const DeviceTensor in = Upload({kLines, n}, x);
+    const DeviceTensor grad_out = Upload({kLines, n}, g);
+    const DeviceTensor soft = Alloc({kLines, n});
+    const DeviceTensor log_soft = Alloc({kLines, n});
+    const DeviceTensor grad_soft = Alloc({kLines, n});
+    const DeviceTensor grad_log = Alloc({kLines, n});
+    Launch("softmax", {soft.arg(), in.arg(), IntArg(1)});
+    Launch("log_softmax", {log_soft.arg(), in.arg(), IntArg(1)});
+    Launch("softmax_backward",
+           {grad_soft.arg(), grad_out.arg(), soft.arg(), IntArg(1)});
+    Launch("log_softmax_backward",
+           {grad_log.arg(), grad_out.arg(), log_soft.arg(), IntArg(1)});
+    const std::vector<float> soft_values = Download(soft);
+    ExpectNear(soft_values, r.softmax, "softmax");
+    // Values near 1/n pass any atol: the line sums show a lost chunk.
+    for (int64_t l = 0; l < kLines; ++l) {
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j) sum += soft_values[l * n + j];
+      EXPECT_NEAR(sum, 1.0, 1e-3) << "softmax line " << l;
+    }
+    ExpectNear(Download(log_soft), r.log_softmax, "log_softmax");
+    ExpectNear(Download(grad_soft), r.softmax_backward, "softmax_backward");
+    ExpectNear(Download(grad_log), r.log_softmax_backward,
+               "log_softmax_backward");
+
+    // The same lines strided: dim 0 of [n, kLines], in place.
+    std::vector<float> xt(x.size());
+    std::vector<double> expected(x.size());
+    for (int64_t l = 0; l < kLines; ++l) {
+      for (int64_t j = 0; j < n; ++j) {
+        xt[j * kLines + l] = x[l * n + j];
+        expected[j * kLines + l] = r.log_softmax[l * n + j];
+      }
+    }
+    const DeviceTensor columns = Upload({n, kLines}, xt);
+    Launch("log_softmax", {columns.arg(), columns.arg(), IntArg(0)});
+    ExpectNear(Download(columns), expected, "log_softmax in place along dim 0");
+  }
+}
+
+// layer_norm over rows of 70,000 and 200,000 elements, and its backward,
+// whose weight and bias gradients sum over 70,000 rows.
+TEST_F(VulkanLongLines, LayerNormOverRowsAndColumnsAboveTheLoopLimit) {
+  struct Shape {
+    int64_t rows, row_size;
+  };
+  for (const Shape shape :
+       {Shape{2, 70000}, Shape{1, 200000}, Shape{70000, 8}}) {
+    const int64_t rows = shape.rows, n = shape.row_size;
+    SCOPED_TRACE("rows " + std::to_string(rows) + " of " + std::to_string(n));
+    const std::vector<float> x = Values(rows * n, 3);
+    const std::vector<float> dy = Values(rows * n, 4);
+    std::vector<float> w = Values(n, 5), b = Values(n, 6);
+    constexpr double kEps = 1e-5;
+    // Reference, in double from the f32 inputs.
+    std::vector<double> out(rows * n), mean(rows), rstd(rows),
+        grad_in(rows * n), grad_w(n, 0.0), grad_b(n, 0.0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = &x[r * n];
+      double sum = 0, squares = 0;
+      for (int64_t j = 0; j < n; ++j) sum += xr[j];
+      mean[r] = sum / n;
+      for (int64_t j = 0; j < n; ++j)
+        squares += (xr[j] - mean[r]) * (xr[j] - mean[r]);
+      rstd[r] = 1 / std::sqrt(squares / n + kEps);
+      double sum_g = 0, sum_g_x_hat = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const double x_hat = (xr[j] - mean[r]) * rstd[r];
+        out[r * n + j] = x_hat * w[j] + b[j];
+        const double g = dy[r * n + j] * w[j];
+        sum_g += g;
+        sum_g_x_hat += g * x_hat;
+        grad_w[j] += dy[r * n + j] * x_hat;
+        grad_b[j] += dy[r * n + j];
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        const double x_hat = (xr[j] - mean[r]) * rstd[r];
+        grad_in[r * n + j] = rstd[r] * (dy[r * n + j] * w[j] - sum_g / n -
+                                        x_hat * sum_g_x_hat / n);
+      }
+    }
+    const DeviceTensor in = Upload({rows, n}, x);
+    const DeviceTensor grad_out = Upload({rows, n}, dy);
+    const DeviceTensor weight = Upload({n}, w);
+    const DeviceTensor bias = Upload({n}, b);
+    const DeviceTensor y = Alloc({rows, n});
+    const DeviceTensor mu = Alloc({rows, 1});
+    const DeviceTensor rs = Alloc({rows, 1});
+    const DeviceTensor gi = Alloc({rows, n});
+    const DeviceTensor gw = Alloc({n});
+    const DeviceTensor gb = Alloc({n});
+    Launch("layer_norm", {y.arg(), mu.arg(), rs.arg(), in.arg(), weight.arg(),
+                          bias.arg(), IntArg(1), FloatArg(kEps)});
+    Launch("layer_norm_backward",
+           {gi.arg(), gw.arg(), gb.arg(), grad_out.arg(), in.arg(), mu.arg(),
+            rs.arg(), weight.arg(), IntArg(1)});
+    ExpectNear(Download(mu), mean, "mean");
+    ExpectNear(Download(rs), rstd, "rstd");
+    ExpectNear(Download(y), out, "out");
+    ExpectNear(Download(gi), grad_in, "grad_in");
+    ExpectNear(Download(gw), grad_w, "grad_weight", rows);
+    ExpectNear(Download(gb), grad_b, "grad_bias", rows);
+  }
+}
 
 TEST_F(VulkanDriver, CustomSpirvKernelRunsOverTheFirstTensor) {
   const std::vector<char> spirv = ReadFile(SCALE_SPIRV_PATH);
@@ -165,6 +448,107 @@ TEST_F(VulkanDriver, BadModulesAreRefused) {
       HAL_STATUS_NOT_FOUND);
   EXPECT_EQ(Take(api_->module_unload(module)), HAL_STATUS_OK);
   EXPECT_EQ(Take(api_->module_unload(module)), HAL_STATUS_INVALID_ARGUMENT);
+}
+
+// index_add with an index longer than lavapipe's loop limit (the backward
+// of an embedding over 70,000 tokens): duplicates add in ascending index
+// order, so f32 results equal a host loop in that order bit for bit; a bad
+// value at the last position is found and nothing is written.
+TEST_F(VulkanLongLines, IndexAddOverAnIndexAboveTheLoopLimit) {
+  constexpr int64_t kRows = 100, kCols = 3, kLength = 70000;
+  std::vector<int64_t> index(kLength);
+  for (int64_t j = 0; j < kLength; ++j) index[j] = (j * 37) % kRows;
+  const std::vector<float> source = Values(kLength * kCols, 7);
+  const std::vector<float> initial = Values(kRows * kCols, 8);
+  std::vector<float> expected = initial;
+  for (int64_t j = 0; j < kLength; ++j) {
+    for (int64_t c = 0; c < kCols; ++c)
+      expected[index[j] * kCols + c] += source[j * kCols + c];
+  }
+  const DeviceTensor self = Upload({kRows, kCols}, initial);
+  const DeviceTensor src = Upload({kLength, kCols}, source);
+  const DeviceTensor idx = Upload({kLength}, index);
+  Launch("index_add",
+         {self.arg(), IntArg(0), idx.arg(), src.arg(), FloatArg(1.0)});
+  EXPECT_EQ(Download(self), expected);
+
+  index.back() = kRows;
+  const DeviceTensor bad = Upload({kLength}, index);
+  Launch("index_add",
+         {self.arg(), IntArg(0), bad.arg(), src.arg(), FloatArg(1.0)});
+  std::string message;
+  EXPECT_EQ(Take(api_->stream_synchronize(stream_), &message),
+            HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("element 69999"), std::string::npos) << message;
+  EXPECT_EQ(Download(self), expected) << "a launch with a bad index wrote";
+}
+
+// nll_loss over 70,000 samples (mean, class weights, ignored targets) and
+// a bad target in the last one, which is reported and writes nothing.
+TEST_F(VulkanLongLines, NllLossOverSamplesAboveTheLoopLimit) {
+  constexpr int64_t kSamples = 70000, kClasses = 5, kIgnore = -100;
+  const std::vector<float> scores = Values(kSamples * kClasses, 9);
+  const std::vector<float> weights = {0.5f, 1.0f, 1.5f, 2.0f, 2.5f};
+  std::vector<int64_t> targets(kSamples);
+  double loss_sum = 0, weight_sum = 0;
+  for (int64_t i = 0; i < kSamples; ++i) {
+    targets[i] = i % 7 == 6 ? kIgnore : (i * 3) % kClasses;
+    if (targets[i] == kIgnore) continue;
+    loss_sum -= weights[targets[i]] * scores[i * kClasses + targets[i]];
+    weight_sum += weights[targets[i]];
+  }
+  const DeviceTensor in = Upload({kSamples, kClasses}, scores);
+  const DeviceTensor weight = Upload({kClasses}, weights);
+  const DeviceTensor target = Upload({kSamples}, targets);
+  const DeviceTensor out = Upload({}, std::vector<float>{-7.0f});
+  const DeviceTensor total = Upload({}, std::vector<float>{-7.0f});
+  const auto launch = [&](const DeviceTensor& t) {
+    Launch("nll_loss", {out.arg(), total.arg(), in.arg(), t.arg(), weight.arg(),
+                        IntArg(1), IntArg(kIgnore)});
+  };
+  launch(target);
+  ExpectNear(Download(total), {weight_sum}, "total_weight", kSamples);
+  ExpectNear(Download(out), {loss_sum / weight_sum}, "loss");
+
+  targets.back() = kClasses;
+  launch(Upload({kSamples}, targets));
+  std::string message;
+  EXPECT_EQ(Take(api_->stream_synchronize(stream_), &message),
+            HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("sample 69999"), std::string::npos) << message;
+  ExpectNear(Download(out), {loss_sum / weight_sum},
+             "loss after a launch with a bad target");
+}
+
+// conv2d_backward_weight summing over 2 x 200 x 300 output positions per
+// weight element (a 3 x 3 kernel, padding 1).
+TEST_F(VulkanLongLines, Conv2dWeightGradientOverManyOutputPositions) {
+  constexpr int64_t kN = 2, kH = 200, kW = 300, kK = 3;
+  const std::vector<float> x = Values(kN * kH * kW, 10);
+  const std::vector<float> dy = Values(kN * kH * kW, 11);
+  std::vector<double> expected(kK * kK, 0.0);
+  for (int64_t i = 0; i < kK; ++i) {
+    for (int64_t j = 0; j < kK; ++j) {
+      for (int64_t n = 0; n < kN; ++n) {
+        for (int64_t y = 0; y < kH; ++y) {
+          for (int64_t w = 0; w < kW; ++w) {
+            const int64_t h_in = y - 1 + i, w_in = w - 1 + j;
+            if (h_in < 0 || h_in >= kH || w_in < 0 || w_in >= kW) continue;
+            expected[i * kK + j] +=
+                static_cast<double>(dy[(n * kH + y) * kW + w]) *
+                x[(n * kH + h_in) * kW + w_in];
+          }
+        }
+      }
+    }
+  }
+  const DeviceTensor in = Upload({kN, 1, kH, kW}, x);
+  const DeviceTensor grad_out = Upload({kN, 1, kH, kW}, dy);
+  const DeviceTensor grad_weight = Alloc({1, 1, kK, kK});
+  Launch("conv2d_backward_weight",
+         {grad_weight.arg(), grad_out.arg(), in.arg(), IntArg(1), IntArg(1),
+          IntArg(1), IntArg(1), IntArg(1), IntArg(1), IntArg(1)});
+  ExpectNear(Download(grad_weight), expected, "grad_weight", kN * kH * kW);
 }
 
 }  // namespace

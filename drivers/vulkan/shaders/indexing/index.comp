@@ -1,15 +1,24 @@
 // The indexing family (table/indexing.json): index_select, gather,
-// index_add, scatter and scatter_add along one dim, i64 indices. No atomics:
-// each invocation owns one destination element and finds its writers by
-// walking the index itself, in the order the table fixes (index_add:
-// ascending positions of `index`; scatter and scatter_add: row-major order
-// of `index`, so the last write wins and sums round after each addition,
-// as torch does). Rank-0 tensors arrive as shape [1].
+// index_add, scatter and scatter_add along one dim, i64 indices. No atomics.
+// Rank-0 tensors arrive as shape [1].
 //
-// Variants: OP_CHECK (one invocation: every index value against the dim's
-// size, the first bad one reported in `status`), and OP_<KERNEL> with
-// DT_<NAME>, which do nothing when `status` reports a bad index, so memory
-// is never touched out of bounds.
+// index_select and gather: one invocation per destination element.
+// index_add, scatter and scatter_add: one invocation per *slice* (a position
+// of every dim but `dim`), which walks positions [first, end) of the index
+// along `dim` in ascending order and applies each to its destination
+// element. Two writers of one element always share the slice, so they
+// apply in the order the table fixes (index_add: ascending positions of
+// `index`; scatter and scatter_add: row-major order of `index`, so the last
+// write wins and sums round after each addition, as torch does). The host
+// cuts the walk into dispatches of a bounded length, run in order
+// (lavapipe's loop limit, common.glsl); the cost is O(index elements), not
+// O(destination x index).
+//
+// Variants: OP_CHECK (every index value against the dim's size: PARTIAL,
+// one invocation per chunk of the index records its first bad position;
+// COMBINE, one invocation takes the first record that found one), and
+// OP_<KERNEL> with DT_<NAME>, which do nothing when `status` reports a bad
+// index, so memory is never touched out of bounds.
 #version 460
 #include "common.glsl"
 
@@ -17,27 +26,43 @@
 
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Args {
   Tensor index;
-  int64_t bound;    // the indexed dim's size
-  uint64_t status;  // two int64 words: first bad position + 1 (0: none), its value
+  int64_t bound;     // the indexed dim's size
+  uint64_t records;  // per chunk: first bad position + 1 (0: none), its value
+  uint64_t status;   // the verdict, in a record's format
+  uint64_t count;    // invocations of this pass
+  int64_t pass;      // 0 PARTIAL, 1 COMBINE
+  int64_t chunk;     // index elements per record
+  int64_t parts;     // records
 };
 
 void main() {
-  if (global_id() != 0) return;
+  const int64_t id = global_id();
   Args args = Args(push.args);
-  const Tensor index = args.index;
-  const int64_t count = numel(index);
+  if (id >= int64_t(args.count)) return;
   int64_t bad = 0;
   int64_t bad_value = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t value = load_i64(index, element_offset(index, i));
-    if (value < 0 || value >= args.bound) {
-      bad = i + 1;
-      bad_value = value;
-      break;
+  if (args.pass == 0) {
+    const Tensor index = args.index;
+    const int64_t first = id * args.chunk;
+    const int64_t end = min(numel(index), first + args.chunk);
+    for (int64_t i = first; i < end; ++i) {
+      const int64_t value = load_i64(index, element_offset(index, i));
+      if (value < 0 || value >= args.bound) {
+        bad = i + 1;
+        bad_value = value;
+        break;
+      }
     }
+    STORE_int64_t(args.records + uint64_t(id) * 16ul, bad);
+    STORE_int64_t(args.records + uint64_t(id) * 16ul + 8ul, bad_value);
+    return;
+  }
+  for (int64_t p = 0; p < args.parts && bad == 0; ++p) {
+    bad = LOAD_int64_t(args.records + uint64_t(p) * 16ul);
+    bad_value = LOAD_int64_t(args.records + uint64_t(p) * 16ul + 8ul);
   }
   STORE_int64_t(args.status, bad);
-  STORE_int64_t(args.status + 8, bad_value);
+  STORE_int64_t(args.status + 8ul, bad_value);
 }
 
 #else
@@ -55,11 +80,14 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Arg
   Tensor source;   // in (index_select, gather), source (index_add), src (scatter)
   Tensor index;
   Tensor grid;     // sizes of the iteration space, one invocation per element
+                   // (walks: size 1 along dim)
   Scalar value;    // index_add: alpha; scatter: a scalar src
   int64_t dim;
   int64_t scalar_source;  // scatter: src is `value`
   uint64_t status;        // the check pass's words
   uint64_t count;         // elements of grid
+  int64_t first;          // index_add, scatter(_add): the positions along
+  int64_t end;            // dim this dispatch walks
 };
 
 // Row-major coordinates of `linear` over `shape`'s sizes.
@@ -105,49 +133,35 @@ void main() {
   store_t(dest, offset_at(dest, coord, dim, coord[dim]),
           load_t(source, offset_at(source, coord, dim, at)));
 
-#elif defined(OP_INDEX_ADD)
-  // dest[coord] += alpha * source[coord with dim = j] for each j, ascending,
-  // with index[j] == coord[dim].
-  const int64_t target = coord[dim];
-  const int64_t length = index.sizes[0];
-  const int64_t dest_offset = offset_at(dest, coord, dim, target);
-  CT total = load_t(dest, dest_offset);
-  bool written = false;
-  for (int64_t j = 0; j < length; ++j) {
-    if (load_i64(index, j * index.strides[0]) != target) continue;
-    total = accumulate(total, args.value.v * load_t(source, offset_at(source, coord, dim, j)));
-    written = true;
-  }
-  if (written) store_t(dest, dest_offset, total);
-
-#elif defined(OP_SCATTER) || defined(OP_SCATTER_ADD)
-  // The grid is index's shape with dim's size = dest's: coord names a dest
-  // element whose writers are index[coord with dim = j], j ascending.
-  const int64_t target = coord[dim];
-  const int64_t length = index.sizes[dim];
-  const int64_t dest_offset = offset_at(dest, coord, dim, target);
-#if defined(OP_SCATTER)
-  int64_t last = -1;
-  for (int64_t j = 0; j < length; ++j) {
-    if (load_i64(index, offset_at(index, coord, dim, j)) == target) last = j;
-  }
-  if (last < 0) return;
-  store_t(dest, dest_offset,
-          args.scalar_source != 0 ? args.value.v
-                                  : load_t(source, offset_at(source, coord, dim, last)));
 #else
-  CT total = load_t(dest, dest_offset);
-  bool written = false;
-  for (int64_t j = 0; j < length; ++j) {
-    if (load_i64(index, offset_at(index, coord, dim, j)) != target) continue;
-    total = accumulate(total, load_t(source, offset_at(source, coord, dim, j)));
-    written = true;
-  }
-  if (written) store_t(dest, dest_offset, total);
+  // A walk: coord names the slice (coord[dim] = 0); position j of the index
+  // along dim writes dest[coord with dim = index value] from
+  // source[coord with dim = j]. Offsets step by the strides along dim.
+  const int64_t dest_base = offset_at(dest, coord, dim, 0);
+  const int64_t dest_step = dest.strides[dim];
+  const int64_t source_base = offset_at(source, coord, dim, 0);
+  const int64_t source_step = source.strides[dim];
+#if defined(OP_INDEX_ADD)
+  const int64_t index_base = 0;
+  const int64_t index_step = index.strides[0];
+#else
+  const int64_t index_base = offset_at(index, coord, dim, 0);
+  const int64_t index_step = index.strides[dim];
 #endif
-
+  for (int64_t j = args.first; j < args.end; ++j) {
+    const int64_t at = dest_base + load_i64(index, index_base + j * index_step) * dest_step;
+#if defined(OP_SCATTER)
+    store_t(dest, at,
+            args.scalar_source != 0 ? args.value.v : load_t(source, source_base + j * source_step));
+#elif defined(OP_INDEX_ADD)
+    store_t(dest, at,
+            accumulate(load_t(dest, at), args.value.v * load_t(source, source_base + j * source_step)));
+#elif defined(OP_SCATTER_ADD)
+    store_t(dest, at, accumulate(load_t(dest, at), load_t(source, source_base + j * source_step)));
 #else
 #error "index.comp: no OP_<KERNEL> defined"
+#endif
+  }
 #endif
 }
 

@@ -1,11 +1,15 @@
 // nll_loss and nll_loss_backward (table/nn.json), in the compute type.
 // `scores` is in (forward) or grad_in (backward), [N, C] or [C] (one sample,
-// target rank 0). Passes, chosen by PASS_<NAME>:
-//   CHECK  one invocation: finds the first target outside [0, C) that is not
-//          ignore_index and records it in `status` (int64 {sample + 1,
-//          target}; zero when all are valid) for the host to report.
-//   LOSS   one invocation: the losses and total weight, summed in increasing
-//          sample order; per-sample losses for reduction none of [N, C].
+// target rank 0). Passes, chosen by PASS_<NAME>; CHECK and LOSS cut the
+// samples into `parts` chunks of `chunk` (lavapipe's loop limit,
+// common.glsl), `stage` 0 folding one chunk per invocation into a 16-byte
+// record and stage 1 (one invocation) combining the records in order:
+//   CHECK  finds the first target outside [0, C) that is not ignore_index
+//          and records it in `status` (int64 {sample + 1, target}; zero
+//          when all are valid) for the host to report. With one chunk the
+//          host points `records` at `status` and skips stage 1.
+//   LOSS   the losses and total weight, summed in increasing sample order;
+//          per-sample losses for reduction none of [N, C] (stage 0).
 //   GRAD   one invocation per element of grad_in: 0, or -w[t] * g (/ total
 //          weight for mean) at each kept sample's target.
 // LOSS and GRAD write nothing when CHECK found a bad target.
@@ -19,7 +23,11 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Arg
   Tensor loss;          // LOSS: out; GRAD: grad_out
   Tensor total_weight;  // rank 0
   uint64_t status;      // int64[2], see above
-  uint64_t count;       // GRAD: elements of grad_in; else 1
+  uint64_t records;     // CHECK, LOSS: 16 bytes per chunk
+  uint64_t count;       // invocations of this pass
+  int64_t stage;        // CHECK, LOSS: 0 per chunk, 1 combine
+  int64_t chunk;        // samples per record
+  int64_t parts;        // records
   int64_t reduction;    // 0 none, 1 mean, 2 sum
   int64_t ignore_index;
 };
@@ -52,15 +60,29 @@ void main() {
   const Tensor scores = args.scores;
   const Tensor target = args.target;
   const int64_t n = samples(scores);
+#if !defined(PASS_GRAD)
+  // Stage 0: this invocation's chunk of samples.
+  const int64_t first = id * args.chunk;
+  const int64_t end = min(n, first + args.chunk);
+  const uint64_t record = args.records + uint64_t(id) * 16ul;
+#endif
 #if defined(PASS_CHECK)
   int64_t bad_sample = 0, bad_target = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t t = load_i64(target, element_offset(target, i));
-    if (bad_sample == 0 && t != args.ignore_index &&
-        (t < 0 || t >= classes(scores))) {
-      bad_sample = i + 1;
-      bad_target = t;
+  if (args.stage == 0) {
+    for (int64_t i = first; i < end && bad_sample == 0; ++i) {
+      const int64_t t = load_i64(target, element_offset(target, i));
+      if (t != args.ignore_index && (t < 0 || t >= classes(scores))) {
+        bad_sample = i + 1;
+        bad_target = t;
+      }
     }
+    STORE_int64_t(record, bad_sample);
+    STORE_int64_t(record + 8ul, bad_target);
+    return;
+  }
+  for (int64_t p = 0; p < args.parts && bad_sample == 0; ++p) {
+    bad_sample = LOAD_int64_t(args.records + uint64_t(p) * 16ul);
+    bad_target = LOAD_int64_t(args.records + uint64_t(p) * 16ul + 8ul);
   }
   STORE_int64_t(args.status, bad_sample);
   STORE_int64_t(args.status + 8ul, bad_target);
@@ -72,18 +94,27 @@ void main() {
 #if defined(PASS_LOSS)
   const Tensor loss = args.loss;
   CT loss_sum = CT(0), weight_sum = CT(0);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t t = load_i64(target, element_offset(target, i));
-    CT l = CT(0);
-    if (t != args.ignore_index) {
-      const CT w = class_weight(args.weight, t);
-      l = -w * load_t(scores, score_offset(scores, i, t));
-      weight_sum += w;
+  if (args.stage == 0) {
+    for (int64_t i = first; i < end; ++i) {
+      const int64_t t = load_i64(target, element_offset(target, i));
+      CT l = CT(0);
+      if (t != args.ignore_index) {
+        const CT w = class_weight(args.weight, t);
+        l = -w * load_t(scores, score_offset(scores, i, t));
+        weight_sum += w;
+      }
+      if (per_sample) {
+        store_t(loss, element_offset(loss, i), l);
+      }
+      loss_sum += l;
     }
-    if (per_sample) {
-      store_t(loss, element_offset(loss, i), l);
-    }
-    loss_sum += l;
+    store_slot(record, loss_sum);
+    store_slot(record + 8ul, weight_sum);
+    return;
+  }
+  for (int64_t p = 0; p < args.parts; ++p) {
+    loss_sum += load_slot(args.records + uint64_t(p) * 16ul);
+    weight_sum += load_slot(args.records + uint64_t(p) * 16ul + 8ul);
   }
   if (per_sample) {
     store_t(args.total_weight, 0, CT(0));
