@@ -60,4 +60,30 @@ void CheckReducedAlong(const ArgChecker& check, const TensorArg& out,
   }
 }
 
+ExtremeAlongPlan CheckExtremeAlong(const ArgChecker& check, bool with_values,
+                                   bool max) {
+  const uint32_t first_input = with_values ? 2 : 1;
+  ExtremeAlongPlan plan;
+  if (with_values) {
+    plan.values = check.Tensor(0, "values");
+  }
+  plan.indices = check.Tensor(first_input - 1, "indices");
+  plan.in = check.Tensor(first_input, "in");
+  plan.dim = DimArg(check, first_input + 1, plan.in);
+  if (plan.indices.dtype() != HAL_DTYPE_I64) {
+    check.Unsupported(plan.indices, "indices", "i64");
+  }
+  CheckReducedAlong(check, plan.indices, "indices", plan.in, plan.dim);
+  if (plan.values) {
+    check.SameDtype(*plan.values, "values", plan.in, "in");
+    CheckReducedAlong(check, *plan.values, "values", plan.in, plan.dim);
+  }
+  if (plan.in.rank() > 0 && plan.in.tensor.sizes[plan.dim] == 0) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{}: cannot reduce dim {} of size 0 (there is no {})", check.kernel(),
+         plan.dim, max ? "maximum" : "minimum");
+  }
+  return plan;
+}
+
 }  // namespace driver_kit

@@ -5,6 +5,7 @@
 #define HAL_DRIVERS_KIT_REDUCTION_CHECKS_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "kit/args.h"
 
@@ -27,6 +28,19 @@ int64_t DimArg(const ArgChecker& check, uint32_t index, const TensorArg& in);
 // reduction along `dim`).
 void CheckReducedAlong(const ArgChecker& check, const TensorArg& out,
                        const char* out_name, const TensorArg& in, int64_t dim);
+
+// max_dim / min_dim (values, indices, in, dim) and argmax / argmin
+// (indices, in, dim), checked: outputs reduced along `dim`, i64 indices,
+// values in in's dtype, and a non-empty reduced dim (there is no extreme of
+// nothing).
+struct ExtremeAlongPlan {
+  std::optional<TensorArg> values;  // max_dim and min_dim only
+  TensorArg indices;
+  TensorArg in;
+  int64_t dim = 0;
+};
+ExtremeAlongPlan CheckExtremeAlong(const ArgChecker& check, bool with_values,
+                                   bool max);
 
 }  // namespace driver_kit
 

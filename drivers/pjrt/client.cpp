@@ -225,6 +225,11 @@ BufferPtr Client::Upload(c::Device* device, const void* data,
 
 void Client::Download(const BufferPtr& buffer, void* dst,
                       uint64_t bytes) const {
+  plugin_->Await(StartDownload(buffer, dst, bytes), "device-to-host transfer");
+}
+
+EventPtr Client::StartDownload(const BufferPtr& buffer, void* dst,
+                               uint64_t bytes) const {
   c::BufferToHostBufferArgs args{};
   args.struct_size = sizeof(args);
   args.src = buffer.get();
@@ -232,7 +237,7 @@ void Client::Download(const BufferPtr& buffer, void* dst,
   args.dst_size = bytes;
   plugin_->Check(plugin_->api().Buffer_ToHostBuffer(&args),
                  "PJRT_Buffer_ToHostBuffer");
-  plugin_->Await(plugin_->Own(args.event), "device-to-host transfer");
+  return plugin_->Own(args.event);
 }
 
 std::vector<BufferPtr> Client::Execute(const Executable& executable,

@@ -71,8 +71,12 @@ class Client {
   // Uploads a dense array of `type` and shape `dims` (empty: a scalar).
   BufferPtr Upload(c::Device* device, const void* data, c::BufferType type,
                    std::span<const int64_t> dims) const;
-  // Copies a whole ui8 buffer of `bytes` into `dst`, waiting for it.
+  // Copies a whole buffer of `bytes` into `dst`, waiting for it.
   void Download(const BufferPtr& buffer, void* dst, uint64_t bytes) const;
+  // Starts that copy and returns its event; `dst` must stay valid until the
+  // event is ready.
+  EventPtr StartDownload(const BufferPtr& buffer, void* dst,
+                         uint64_t bytes) const;
 
   // Runs `executable` on `device` (the only device it was compiled for).
   // Returns the outputs and the event of the execution's completion.

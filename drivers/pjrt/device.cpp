@@ -1,6 +1,7 @@
 // Memory, transfers and kernel launches of one device (see device.h).
 #include "device.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -384,7 +385,20 @@ void Device::Launch(Stream& stream, const char* kernel,
     buffers.push_back(
         ContentsOf(owners[i], launch.signature.buffer_bytes.at(i)));
   }
-  RunLocked(stream, compiled, buffers, owners, launch.offsets, scalars);
+  const std::vector<BufferPtr> outputs =
+      RunLocked(stream, compiled, buffers, owners, launch.offsets, scalars);
+  const Program& program = compiled.program;
+  if (program.check_status) {
+    // The status follows the result buffers; the stream checks it once it
+    // is on the host, as the Vulkan driver checks its status word.
+    auto status = std::make_shared<std::array<int64_t, kStatusWords>>();
+    EventPtr read =
+        client_.StartDownload(outputs.at(program.result_buffers.size()),
+                              status->data(), sizeof(*status));
+    stream.completion().Add(
+        std::move(read),
+        [status, check = program.check_status] { check(*status); });
+  }
 }
 
 void Device::RunModule(Stream& stream, const Executable& executable,

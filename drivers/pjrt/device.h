@@ -62,7 +62,9 @@ class Device : public driver_kit::DeviceMemory {
                     uint64_t bytes);
   void Fill(Stream& stream, hal_devptr dst, const void* pattern,
             uint32_t pattern_bytes, uint64_t bytes);
-  // Runs a launch of a standard kernel the caller validated.
+  // Runs a launch of a standard kernel the caller validated. A launch
+  // whose program has a data check (lowering.h) reads its status back
+  // asynchronously; the stream reports a bad one.
   void Launch(Stream& stream, const char* kernel,
               std::span<const hal_arg> args);
 

@@ -52,24 +52,12 @@ void SoftmaxBackward(const DeviceMemory&, const ArgChecker& check,
   check.SameShape(check.Tensor(2, "out"), "out", grad_out, "grad_out");
 }
 
-// max_dim(values, indices, in, dim) and min_dim.
-void ValuesAndIndicesAlong(const DeviceMemory&, const ArgChecker& check,
-                           const hal_arg*, uint32_t) {
-  const driver_kit::TensorArg in = check.Tensor(2, "in");
-  const int64_t dim = driver_kit::DimArg(check, 3, in);
-  driver_kit::CheckReducedAlong(check, check.Tensor(0, "values"), "values", in,
-                                dim);
-  driver_kit::CheckReducedAlong(check, check.Tensor(1, "indices"), "indices",
-                                in, dim);
-}
-
-// argmax(indices, in, dim) and argmin.
-void IndicesAlong(const DeviceMemory&, const ArgChecker& check, const hal_arg*,
+// max_dim, min_dim (values, indices, in, dim), argmax and argmin
+// (indices, in, dim).
+template <bool kWithValues, bool kMax>
+void ExtremeAlong(const DeviceMemory&, const ArgChecker& check, const hal_arg*,
                   uint32_t) {
-  const driver_kit::TensorArg in = check.Tensor(1, "in");
-  const int64_t dim = driver_kit::DimArg(check, 2, in);
-  driver_kit::CheckReducedAlong(check, check.Tensor(0, "indices"), "indices",
-                                in, dim);
+  driver_kit::CheckExtremeAlong(check, kWithValues, kMax);
 }
 
 // An optional tensor (`tensor?`) of the given sizes and in's dtype.
@@ -169,10 +157,10 @@ const std::unordered_map<std::string_view, FamilyCheck>& FamilyChecks() {
       {"std", KeepdimReduction<false>},
       {"amax", KeepdimReduction<true>},
       {"amin", KeepdimReduction<true>},
-      {"max_dim", ValuesAndIndicesAlong},
-      {"min_dim", ValuesAndIndicesAlong},
-      {"argmax", IndicesAlong},
-      {"argmin", IndicesAlong},
+      {"max_dim", ExtremeAlong<true, true>},
+      {"min_dim", ExtremeAlong<true, false>},
+      {"argmax", ExtremeAlong<false, true>},
+      {"argmin", ExtremeAlong<false, false>},
       {"softmax", Softmax},
       {"log_softmax", Softmax},
       {"softmax_backward", SoftmaxBackward},

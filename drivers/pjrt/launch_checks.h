@@ -9,8 +9,9 @@
 // driver_kit::Error: INVALID_ARGUMENT, or UNSUPPORTED for a dtype the kernel
 // does not define.
 //
-// Not checked: index values (gather, scatter, NLL targets, pooling
-// indices), which only execution sees; a program cannot fail on them.
+// Not checked here: index values (gather, scatter, NLL targets, pooling
+// indices), which only execution sees; their programs check them
+// (lowering.h, data checks) and the stream reports a bad one.
 #ifndef HAL_DRIVERS_PJRT_LAUNCH_CHECKS_H_
 #define HAL_DRIVERS_PJRT_LAUNCH_CHECKS_H_
 

@@ -7,40 +7,63 @@
 
 namespace pjrt_bridge {
 
+void Completion::SettleLocked(const Pending& pending,
+                              std::optional<driver_kit::Error> failure) {
+  if (!failure && pending.check) {
+    try {
+      pending.check();
+    } catch (const driver_kit::Error& error) {
+      failure = error;
+    }
+  }
+  if (failure && !error_) {
+    error_ = std::move(failure);
+  }
+}
+
 void Completion::PruneLocked() {
-  std::erase_if(outstanding_, [&](const EventPtr& event) {
-    if (!plugin_.IsReady(event)) {
+  std::erase_if(outstanding_, [&](const Pending& pending) {
+    if (!plugin_.IsReady(pending.event)) {
       return false;
     }
+    std::optional<driver_kit::Error> failure;
     try {
-      plugin_.Await(event, "stream operation");
+      plugin_.Await(pending.event, "stream operation");
     } catch (const driver_kit::Error& error) {
-      if (!error_) {
-        error_ = error;
-      }
+      failure = error;
     }
+    SettleLocked(pending, std::move(failure));
     return true;
   });
 }
 
-void Completion::Add(EventPtr event) {
+void Completion::Add(EventPtr event) { Add(std::move(event), {}); }
+
+void Completion::Add(EventPtr event, std::function<void()> check) {
   if (event == nullptr) {
     return;
   }
   std::lock_guard lock(mutex_);
   PruneLocked();
-  outstanding_.push_back(std::move(event));
+  outstanding_.push_back({std::move(event), std::move(check)});
 }
 
 void Completion::Add(const std::vector<EventPtr>& events) {
   std::lock_guard lock(mutex_);
   PruneLocked();
-  outstanding_.insert(outstanding_.end(), events.begin(), events.end());
+  for (const EventPtr& event : events) {
+    outstanding_.push_back({event, {}});
+  }
 }
 
 std::vector<EventPtr> Completion::Outstanding() const {
   std::lock_guard lock(mutex_);
-  return outstanding_;
+  std::vector<EventPtr> events;
+  events.reserve(outstanding_.size());
+  for (const Pending& pending : outstanding_) {
+    events.push_back(pending.event);
+  }
+  return events;
 }
 
 bool Completion::Idle() {
@@ -50,27 +73,30 @@ bool Completion::Idle() {
 }
 
 void Completion::Wait(const char* what) {
-  std::vector<EventPtr> waiting = Outstanding();
-  std::optional<driver_kit::Error> first;
-  for (const EventPtr& event : waiting) {
+  // Awaited without the lock (other threads keep issuing work), then
+  // settled under it in the order they were added.
+  const std::vector<EventPtr> waiting = Outstanding();
+  std::vector<std::optional<driver_kit::Error>> failures(waiting.size());
+  for (size_t i = 0; i < waiting.size(); ++i) {
     try {
-      plugin_.Await(event, what);
+      plugin_.Await(waiting[i], what);
     } catch (const driver_kit::Error& error) {
-      if (error.code == HAL_STATUS_UNAVAILABLE && !plugin_.IsReady(event)) {
+      if (error.code == HAL_STATUS_UNAVAILABLE &&
+          !plugin_.IsReady(waiting[i])) {
         throw;  // timed out: the event stays outstanding
       }
-      if (!first) {
-        first = error;
-      }
+      failures[i] = error;
     }
   }
   std::lock_guard lock(mutex_);
-  std::erase_if(outstanding_, [&](const EventPtr& event) {
-    return std::find(waiting.begin(), waiting.end(), event) != waiting.end();
+  std::erase_if(outstanding_, [&](const Pending& pending) {
+    const auto it = std::find(waiting.begin(), waiting.end(), pending.event);
+    if (it == waiting.end()) {
+      return false;
+    }
+    SettleLocked(pending, std::move(failures[it - waiting.begin()]));
+    return true;
   });
-  if (!error_) {
-    error_ = std::move(first);
-  }
   if (error_) {
     driver_kit::Error error = std::move(*error_);
     error_.reset();

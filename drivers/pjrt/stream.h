@@ -8,6 +8,10 @@
 // a stream adds is completion: it keeps the PJRT event of each operation it
 // issued until that event is seen ready, so synchronize can await them, query
 // can test them, and the first failure is reported once, as HAL asks.
+// An event may carry a check, run when it is seen ready: a launch whose
+// program has a data check (lowering.h) reads its status back
+// asynchronously, and the check turns a bad status into the stream's error,
+// reported by the next synchronize like any failure of its work.
 //
 // An Event records a stream's outstanding events at the time of the record;
 // waiting on it adds them to the waiting stream, so that stream's completion
@@ -16,6 +20,7 @@
 #ifndef HAL_DRIVERS_PJRT_STREAM_H_
 #define HAL_DRIVERS_PJRT_STREAM_H_
 
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -33,6 +38,10 @@ class Completion {
   explicit Completion(const Plugin& plugin) : plugin_(plugin) {}
 
   void Add(EventPtr event);
+  // Adds `event`; once it is seen ready without error, `check` runs (once,
+  // under the lock: keep it short) and a driver_kit::Error it throws counts
+  // as the event's failure.
+  void Add(EventPtr event, std::function<void()> check);
   void Add(const std::vector<EventPtr>& events);
   std::vector<EventPtr> Outstanding() const;
   // True once every event added so far is ready.
@@ -41,12 +50,21 @@ class Completion {
   void Wait(const char* what);
 
  private:
+  struct Pending {
+    EventPtr event;
+    std::function<void()> check;  // may be empty
+  };
+
   // Drops ready events, keeping the first error. Call with mutex_ held.
   void PruneLocked();
+  // Settles a ready event whose await gave `failure`: runs its check, and
+  // keeps the first error. Call with mutex_ held.
+  void SettleLocked(const Pending& pending,
+                    std::optional<driver_kit::Error> failure);
 
   const Plugin& plugin_;
   mutable std::mutex mutex_;
-  std::vector<EventPtr> outstanding_;
+  std::vector<Pending> outstanding_;
   std::optional<driver_kit::Error> error_;
 };
 

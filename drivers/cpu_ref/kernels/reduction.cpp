@@ -239,28 +239,9 @@ Stream::Operation PrepareAlongDim(const Device& device, const hal_arg* args,
       kWithValues
           ? (kWhich == Extreme::kMax ? HAL_KERNEL_MAX_DIM : HAL_KERNEL_MIN_DIM)
           : (kWhich == Extreme::kMax ? HAL_KERNEL_ARGMAX : HAL_KERNEL_ARGMIN);
-  constexpr uint32_t kFirstInput = kWithValues ? 2 : 1;
-  ArgChecker check(kName, device, args, num_args, kFirstInput + 2);
-  std::optional<TensorArg> values;
-  if constexpr (kWithValues) {
-    values = check.Tensor(0, "values");
-  }
-  const TensorArg indices = check.Tensor(kFirstInput - 1, "indices");
-  const TensorArg in = check.Tensor(kFirstInput, "in");
-  const int64_t dim = DimArg(check, kFirstInput + 1, in);
-  if (indices.dtype() != HAL_DTYPE_I64) {
-    check.Unsupported(indices, "indices", "i64");
-  }
-  CheckReducedAlong(check, indices, "indices", in, dim);
-  if (values) {
-    check.SameDtype(*values, "values", in, "in");
-    CheckReducedAlong(check, *values, "values", in, dim);
-  }
-  if (in.rank() > 0 && in.tensor.sizes[dim] == 0) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: cannot reduce dim {} of size 0 (there is no {})", kName, dim,
-         kWhich == Extreme::kMax ? "maximum" : "minimum");
-  }
+  ArgChecker check(kName, device, args, num_args, kWithValues ? 4 : 3);
+  const auto [values, indices, in, dim] =
+      CheckExtremeAlong(check, kWithValues, kWhich == Extreme::kMax);
   const ReducePlan plan = DimPlan(in, dim);
   return [values, indices, in, plan] {
     VisitDtype(in.dtype(), [&](auto tag) {

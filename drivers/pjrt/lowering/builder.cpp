@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kit/dtype.h"
 #include "kit/error.h"
 
 namespace pjrt_bridge {
@@ -27,32 +28,20 @@ int64_t Type::NumElements() const {
 }
 
 std::string StorageElement(hal_dtype dtype) {
+  if (!driver_kit::IsValidDtype(dtype)) {
+    driver_kit::Fail(HAL_STATUS_UNSUPPORTED, "dtype {} has no StableHLO type",
+                     static_cast<int>(dtype));
+  }
+  // HAL's names are StableHLO's but for unsigned integers (a `ui` prefix)
+  // and bool (i1).
   switch (dtype) {
-    case HAL_DTYPE_F32:
-      return "f32";
-    case HAL_DTYPE_F16:
-      return "f16";
-    case HAL_DTYPE_BF16:
-      return "bf16";
-    case HAL_DTYPE_F64:
-      return "f64";
-    case HAL_DTYPE_I64:
-      return "i64";
-    case HAL_DTYPE_I32:
-      return "i32";
-    case HAL_DTYPE_I16:
-      return "i16";
-    case HAL_DTYPE_I8:
-      return "i8";
     case HAL_DTYPE_U8:
       return "ui8";
     case HAL_DTYPE_BOOL:
       return "i1";
-    case HAL_DTYPE_COUNT:
-      break;
+    default:
+      return driver_kit::DtypeName(dtype);
   }
-  driver_kit::Fail(HAL_STATUS_UNSUPPORTED, "dtype {} has no StableHLO type",
-                   static_cast<int>(dtype));
 }
 
 std::string ComputeElement(hal_dtype dtype) {

@@ -1,9 +1,11 @@
 // conv2d and its gradients (stablehlo.convolution at precision HIGHEST,
 // groups one slice each for the gradients), max_pool2d (a (value, index)
-// reduce_window) and its gradient, batch_norm and its gradient.
+// reduce_window) and its gradient (which checks its indices against the
+// plane, KernelLowering::CheckData), batch_norm and its gradient.
 #include <limits>
 
 #include "kernels.h"
+#include "kit/error.h"
 
 namespace pjrt_bridge {
 namespace {
@@ -200,6 +202,16 @@ void MaxPool2dBackward(KernelLowering& k) {
   Value grad = b.Constant(e, 0, {planes, area});
   if (planes * windows > 0) {
     const Value index = b.Reshape(k.Read(2, "i64"), {planes, windows, 1});
+    k.CheckData(index, OutsideRange(b, index, area),
+                [area](std::span<const int64_t, kStatusWords> status) {
+                  if (status[0] != 0) {
+                    driver_kit::Fail(
+                        HAL_STATUS_INVALID_ARGUMENT,
+                        "max_pool2d_backward: index {} at position {} is "
+                        "outside its plane of {} elements",
+                        status[1], status[0] - 1, area);
+                  }
+                });
     const Value plane =
         b.Reshape(b.Iota({"i64", {planes, windows}}, 0), {planes, windows, 1});
     grad = b.Scatter(grad, b.Concatenate({plane, index}, 2),

@@ -1,8 +1,10 @@
 // index_select, index_add, gather, scatter, scatter_add as XLA gather and
-// scatter. Index values are checked by the runtime before the launch (a
-// program cannot fail), so the programs trust them. A rank-0 tensor counts
+// scatter. Each program checks its index values (KernelLowering::CheckData):
+// XLA clamps or drops out-of-range indices, and the check makes such a
+// launch write nothing and fail as cpu_ref's does. A rank-0 tensor counts
 // as shape [1].
 #include "kernels.h"
+#include "kit/error.h"
 
 namespace pjrt_bridge {
 namespace {
@@ -32,6 +34,23 @@ Value Coordinates(ProgramBuilder& b, const Value& index, int64_t dim) {
   return b.Concatenate(columns, static_cast<int>(sizes.size()));
 }
 
+// Fails the launch on the first value of `index` outside [0, bound), the
+// size of dimension `dim` of the indexed tensor.
+void CheckIndex(KernelLowering& k, const Value& index, int64_t dim,
+                int64_t bound) {
+  k.CheckData(index, OutsideRange(k.b(), index, bound),
+              [kernel = k.signature().kernel, dim,
+               bound](std::span<const int64_t, kStatusWords> status) {
+                if (status[0] != 0) {
+                  driver_kit::Fail(HAL_STATUS_INVALID_ARGUMENT,
+                                   "{}: index {} (element {} of index) is out "
+                                   "of range for dim {} of size {}",
+                                   kernel, status[1], status[0] - 1, dim,
+                                   bound);
+                }
+              });
+}
+
 std::vector<int64_t> Range(int n, int64_t skip = -1) {
   std::vector<int64_t> values;
   for (int i = 0; i < n; ++i) {
@@ -44,7 +63,9 @@ void IndexSelect(KernelLowering& k) {
   ProgramBuilder& b = k.b();
   const Value in = ReadAtLeast1d(k, 1, StorageElement(k.arg(1).dtype));
   const int64_t dim = k.Int(2);
-  const Value index = b.Reshape(k.Read(3, "i64"), {k.Sizes(3)[0], 1});
+  const Value values = k.Read(3, "i64");
+  CheckIndex(k, values, dim, in.type.dims[dim]);
+  const Value index = b.Reshape(values, {k.Sizes(3)[0], 1});
   std::vector<int64_t> window = in.type.dims;
   window[dim] = 1;
   const int rank = in.type.rank();
@@ -59,6 +80,7 @@ void Gather(KernelLowering& k) {
   const Value in = ReadAtLeast1d(k, 1, StorageElement(k.arg(1).dtype));
   const int64_t dim = k.Int(2);
   const Value index = ReadAtLeast1d(k, 3, "i64");
+  CheckIndex(k, index, dim, in.type.dims[dim]);
   const int rank = in.type.rank();
   const Value out = b.Gather(in, Coordinates(b, index, dim), {}, Range(rank),
                              Range(rank), std::vector<int64_t>(rank, 1));
@@ -72,6 +94,7 @@ void Scatter(KernelLowering& k, std::string_view combine) {
   const Value self = ReadAtLeast1d(k, 0, e);
   const int64_t dim = k.Int(1);
   const Value index = ReadAtLeast1d(k, 2, "i64");
+  CheckIndex(k, index, dim, self.type.dims[dim]);
   const std::vector<int64_t>& shape = index.type.dims;
   Value src;
   if (k.IsTensor(3)) {
@@ -92,8 +115,9 @@ void IndexAdd(KernelLowering& k) {
   const std::string& e = k.compute();
   const Value self = ReadAtLeast1d(k, 0, e);
   const int64_t dim = k.Int(1);
-  const Value index =
-      b.Reshape(k.Read(2, "i64"), {AtLeast1d(k.Sizes(2))[0], 1});
+  const Value values = k.Read(2, "i64");
+  CheckIndex(k, values, dim, self.type.dims[dim]);
+  const Value index = b.Reshape(values, {AtLeast1d(k.Sizes(2))[0], 1});
   Value source = ReadAtLeast1d(k, 3, e);
   source = b.Mul(b.Splat(k.Scalar(4, e), source.type.dims), source);
   // The update's index dimension sits at `dim`; scatter wants the window

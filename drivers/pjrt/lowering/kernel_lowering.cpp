@@ -23,6 +23,12 @@ bool IsRuntimeScalar(const hal_kernel_arg_signature& arg, int32_t given) {
   return (arg.kinds & scalars) == scalars;
 }
 
+Value OutsideRange(ProgramBuilder& b, const Value& values, int64_t bound) {
+  const std::vector<int64_t>& dims = values.type.dims;
+  return b.Or(b.Compare(values, b.ConstantInt("i64", 0, dims), "LT"),
+              b.Compare(values, b.ConstantInt("i64", bound, dims), "GE"));
+}
+
 KernelLowering::KernelLowering(const LaunchSignature& signature,
                                hal_dtype primary, hal_dtype scalar_type)
     : signature_(signature), primary_(primary) {
@@ -103,12 +109,49 @@ void KernelLowering::Write(int index, const Value& value) {
                          {a.dtype, a.sizes, a.strides}, value);
 }
 
+void KernelLowering::CheckData(const Value& values, const Value& bad,
+                               StatusCheck report) {
+  if (report_) {
+    driver_kit::Fail(HAL_STATUS_INTERNAL, "{}: a second data check",
+                     signature_.kernel);
+  }
+  const int64_t n = values.type.NumElements();
+  if (n == 0) {
+    return;
+  }
+  const Value flat = b_.Reshape(values, {n});
+  // The first bad position: the least position whose element is bad, n
+  // when there is none.
+  const Value none = b_.ConstantInt("i64", n);
+  const Value position =
+      b_.ReduceWith(b_.Select(b_.Reshape(bad, {n}), b_.Iota({"i64", {n}}, 0),
+                              b_.Splat(none, {n})),
+                    none, {0}, "minimum");
+  valid_ = b_.Compare(position, none, "EQ");
+  // dynamic_slice clamps its start, so `n` reads a valid (unused) element.
+  const Value value = b_.Reshape(b_.DynamicSlice(flat, {position}, {1}), {});
+  const Value zero = b_.ConstantInt("i64", 0);
+  const auto word = [&](const Value& bad_word) {
+    return b_.Reshape(b_.Select(valid_, zero, bad_word), {1});
+  };
+  status_ = b_.Concatenate(
+      {word(b_.Add(position, b_.ConstantInt("i64", 1))), word(value)}, 0);
+  report_ = std::move(report);
+}
+
 Program KernelLowering::Finish() {
   Program program;
   std::vector<Value> results;
   for (int buffer : write_order_) {
-    results.push_back(written_.at(buffer));
+    // A launch that fails its data check writes nothing.
+    const Value& written = written_.at(buffer);
+    results.push_back(report_ ? b_.Select(valid_, written, buffers_[buffer])
+                              : written);
     program.result_buffers.push_back(buffer);
+  }
+  if (report_) {
+    results.push_back(status_);
+    program.check_status = std::move(report_);
   }
   for (size_t i = 0; i < buffers_.size(); ++i) {
     program.param_buffers.push_back(static_cast<int>(i));

@@ -60,6 +60,13 @@ class KernelLowering {
   // Writes `value` into tensor argument `index` (converted to its dtype).
   void Write(int index, const Value& value);
 
+  // The launch's data check (lowering.h): `bad` (i1) marks the invalid
+  // elements of `values` (i64, same shape), whose row-major order is the
+  // order the kernel reports positions in. The program then returns the
+  // status and writes nothing when an element is bad; `report` becomes
+  // Program::check_status. At most one per launch; none for no elements.
+  void CheckData(const Value& values, const Value& bad, StatusCheck report);
+
   Program Finish();
 
  private:
@@ -77,7 +84,13 @@ class KernelLowering {
   std::vector<Value> scalars_;
   std::vector<hal_dtype> scalar_types_;
   Value offsets_;
+  Value status_;  // tensor<2xi64>, set by CheckData
+  Value valid_;   // i1: no bad element
+  StatusCheck report_;
 };
+
+// i1 mask of the elements of `values` (i64) outside [0, bound).
+Value OutsideRange(ProgramBuilder& b, const Value& values, int64_t bound);
 
 // The table's signature of standard kernel `name`; throws UNSUPPORTED for a
 // name outside the set.

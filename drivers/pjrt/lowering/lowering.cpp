@@ -221,7 +221,8 @@ Program LowerFill(uint64_t buffer_bytes, uint64_t pattern_bytes,
           .param_buffers = {0, 1},
           .num_offsets = 1,
           .scalar_params = {},
-          .result_buffers = {0}};
+          .result_buffers = {0},
+          .check_status = {}};
 }
 
 Program LowerWriteRange(uint64_t buffer_bytes, uint64_t bytes) {
@@ -236,7 +237,8 @@ Program LowerWriteRange(uint64_t buffer_bytes, uint64_t bytes) {
           .param_buffers = {0, 1},
           .num_offsets = 1,
           .scalar_params = {},
-          .result_buffers = {0}};
+          .result_buffers = {0},
+          .check_status = {}};
 }
 
 Program LowerReadRange(uint64_t buffer_bytes, uint64_t bytes) {
@@ -249,7 +251,8 @@ Program LowerReadRange(uint64_t buffer_bytes, uint64_t bytes) {
           .param_buffers = {0},
           .num_offsets = 1,
           .scalar_params = {},
-          .result_buffers = {}};
+          .result_buffers = {},
+          .check_status = {}};
 }
 
 }  // namespace pjrt_bridge

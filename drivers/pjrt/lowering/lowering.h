@@ -69,13 +69,29 @@ struct LaunchSignatureHash {
 //      argument's element 0 lies, in argument order);
 //   3. one 0-d tensor per entry of scalar_params, of that element type.
 // Results: one tensor<Nxui8> per entry of result_buffers (the new contents),
-// then, for a read, the bytes read (see LowerReadRange).
+// then, for a read, the bytes read (see LowerReadRange), or, for a kernel
+// with a data check, its status (below).
+//
+// Data checks: a few kernels fail on values, which a compiled program
+// cannot refuse (an index out of range, a class target outside [0, C)).
+// Their program returns a last result tensor<2xi64>, the status: {1 +
+// position of the first bad element in the order the kernel reports it, its
+// value}, {0, 0} when every element is valid. With a bad element each
+// result buffer keeps its old contents: the launch writes nothing, as HAL
+// requires of a failed launch. `check_status` turns the status, once read
+// back, into the launch's error (INVALID_ARGUMENT in cpu_ref's wording) and
+// returns for {0, 0}; it is empty when the program has no status, so the
+// runtime reads nothing back for most launches.
+inline constexpr size_t kStatusWords = 2;
+using StatusCheck = std::function<void(std::span<const int64_t, kStatusWords>)>;
+
 struct Program {
   std::string mlir;  // a module with `func.func public @main`
   std::vector<int> param_buffers;
   int num_offsets = 0;
   std::vector<hal_dtype> scalar_params;  // F32, F64 or I64
   std::vector<int> result_buffers;
+  StatusCheck check_status;
 };
 
 // Lowers a standard kernel launch. The scalar parameters are the launch's

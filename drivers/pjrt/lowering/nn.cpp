@@ -1,8 +1,10 @@
 // layer_norm (and backward) and nll_loss (and backward). Statistics and
-// sums accumulate in the compute type (f64 only for f64 kernels).
+// sums accumulate in the compute type (f64 only for f64 kernels). nll_loss
+// checks its targets in the program (KernelLowering::CheckData).
 #include <limits>
 
 #include "kernels.h"
+#include "kit/error.h"
 
 namespace pjrt_bridge {
 namespace {
@@ -111,6 +113,7 @@ void LayerNormBackward(KernelLowering& k) {
 
 // Per sample of nll_loss: in as [N, C], targets [N], ignored mask, the
 // target clamped to a valid class where ignored, and the class weights.
+// Registers the launch's check of the targets.
 struct Samples {
   int64_t n = 0;
   int64_t c = 0;
@@ -127,6 +130,18 @@ Samples SamplesOf(KernelLowering& k, const std::vector<int64_t>& in_sizes,
   s.c = in_sizes.back();
   const Value t = b.Reshape(k.Read(target_arg, "i64"), {s.n});
   s.ignored = b.Compare(t, b.ConstantInt("i64", ignore_index, {s.n}), "EQ");
+  // A target outside [0, C) that is not ignore_index fails the launch.
+  const Value bad = b.And(b.Unary("not", s.ignored), OutsideRange(b, t, s.c));
+  k.CheckData(t, bad,
+              [kernel = k.signature().kernel,
+               classes = s.c](std::span<const int64_t, kStatusWords> status) {
+                if (status[0] != 0) {
+                  driver_kit::Fail(HAL_STATUS_INVALID_ARGUMENT,
+                                   "{}: target {} (sample {}) is out of bounds "
+                                   "for {} classes",
+                                   kernel, status[1], status[0] - 1, classes);
+                }
+              });
   s.target = b.Select(s.ignored, b.ConstantInt("i64", 0, {s.n}), t);
   const std::string& e = k.compute();
   Value w = b.Constant(e, 1, {s.n});

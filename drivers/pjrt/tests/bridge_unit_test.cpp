@@ -1,8 +1,10 @@
 // Unit tests of the bridge pieces that need no plugin: the address map, the
 // compile-cache key (a LaunchSignature from lowering's DescribeLaunch), the
-// hand-written CompileOptionsProto, and the launch checks.
+// hand-written CompileOptionsProto, the launch checks, and the data checks
+// of the programs (which launches read a status back, and its message).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "address_map.h"
@@ -175,12 +177,13 @@ class AnyMemory final : public driver_kit::DeviceMemory {
   uint32_t dtypes() const override { return ~0u; }
 };
 
-hal_arg F32Tensor(std::vector<int64_t> sizes) {
+// A contiguous tensor.
+hal_arg TensorAt(hal_devptr data, hal_dtype dtype, std::vector<int64_t> sizes) {
   hal_arg arg{};
   arg.kind = HAL_ARG_TENSOR;
   hal_tensor& tensor = arg.value.tensor;
-  tensor.data = 0x1000;
-  tensor.dtype = HAL_DTYPE_F32;
+  tensor.data = data;
+  tensor.dtype = dtype;
   tensor.rank = static_cast<int32_t>(sizes.size());
   int64_t stride = 1;
   for (int d = tensor.rank - 1; d >= 0; --d) {
@@ -189,6 +192,10 @@ hal_arg F32Tensor(std::vector<int64_t> sizes) {
     stride *= sizes[d];
   }
   return arg;
+}
+
+hal_arg F32Tensor(std::vector<int64_t> sizes) {
+  return TensorAt(0x1000, HAL_DTYPE_F32, std::move(sizes));
 }
 
 hal_arg I64Arg(int64_t value) {
@@ -230,6 +237,77 @@ TEST(LaunchChecks, ShapeRulesOfEachFamilyAreEnforced) {
   EXPECT_EQ(kInvalid,
             ValidateCode("matmul", {F32Tensor({2, 2}), F32Tensor({2, 3}),
                                     F32Tensor({4, 2})}));
+}
+
+// The program of a launch whose tensors each lie at the start of an
+// allocation of their own.
+Program Lower(const char* kernel, const std::vector<hal_arg>& args) {
+  const LaunchDescription launch =
+      DescribeLaunch(kernel, args, [](hal_devptr address) {
+        return Location{address, 1 << 16, 0};
+      });
+  return LowerStandardKernel(launch.signature);
+}
+
+// What the program's check says of a status: its INVALID_ARGUMENT message,
+// or "" when it accepts the status.
+std::string Reported(const Program& program, int64_t position_plus_one,
+                     int64_t value) {
+  const int64_t status[kStatusWords] = {position_plus_one, value};
+  try {
+    program.check_status(status);
+  } catch (const driver_kit::Error& error) {
+    EXPECT_EQ(error.code, HAL_STATUS_INVALID_ARGUMENT);
+    return error.message;
+  }
+  return "";
+}
+
+// Kernels that fail on index values check them in their program: it
+// returns the status after its buffers, and the runtime's check words a bad
+// one as cpu_ref does. Other launches read nothing back.
+TEST(DataChecks, IndexValuesAreCheckedInTheProgram) {
+  const Program gather =
+      Lower("gather", {TensorAt(0x10000, HAL_DTYPE_F32, {2, 3}),
+                       TensorAt(0x20000, HAL_DTYPE_F32, {4, 3}), I64Arg(0),
+                       TensorAt(0x30000, HAL_DTYPE_I64, {2, 3})});
+  ASSERT_TRUE(gather.check_status);
+  EXPECT_EQ(gather.result_buffers.size(), 1u);
+  EXPECT_NE(gather.mlir.find("tensor<2xi64>"), std::string::npos);
+  EXPECT_EQ(Reported(gather, 0, 0), "");
+  EXPECT_EQ(Reported(gather, 5, -7),
+            "gather: index -7 (element 4 of index) is out of range for dim 0 "
+            "of size 4");
+
+  const Program nll =
+      Lower("nll_loss", {TensorAt(0x10000, HAL_DTYPE_F32, {}),
+                         TensorAt(0x20000, HAL_DTYPE_F32, {}),
+                         TensorAt(0x30000, HAL_DTYPE_F32, {3, 5}),
+                         TensorAt(0x40000, HAL_DTYPE_I64, {3}), hal_arg{},
+                         I64Arg(1), I64Arg(-100)});
+  ASSERT_TRUE(nll.check_status);
+  EXPECT_EQ(Reported(nll, 2, 9),
+            "nll_loss: target 9 (sample 1) is out of bounds for 5 classes");
+
+  const Program pool = Lower("max_pool2d_backward",
+                             {TensorAt(0x10000, HAL_DTYPE_F32, {1, 2, 4, 4}),
+                              TensorAt(0x20000, HAL_DTYPE_F32, {1, 2, 2, 2}),
+                              TensorAt(0x30000, HAL_DTYPE_I64, {1, 2, 2, 2})});
+  ASSERT_TRUE(pool.check_status);
+  EXPECT_EQ(Reported(pool, 8, 16),
+            "max_pool2d_backward: index 16 at position 7 is outside its "
+            "plane of 16 elements");
+
+  EXPECT_FALSE(
+      Lower("gather", {TensorAt(0x10000, HAL_DTYPE_F32, {2, 0}),
+                       TensorAt(0x20000, HAL_DTYPE_F32, {4, 3}), I64Arg(1),
+                       TensorAt(0x30000, HAL_DTYPE_I64, {2, 0})})
+          .check_status)
+      << "no index value, nothing to check";
+  EXPECT_FALSE(
+      Lower("add", {F32Tensor({4}), F32Tensor({4}), F32Tensor({4}), I64Arg(1)})
+          .check_status)
+      << "a launch without a data check reads nothing back";
 }
 
 }  // namespace

@@ -240,28 +240,9 @@ void PrepareAlongDim(Launch& launch, const hal_arg* args, uint32_t num_args) {
   constexpr const char* kName =
       kWithValues ? (kMax ? HAL_KERNEL_MAX_DIM : HAL_KERNEL_MIN_DIM)
                   : (kMax ? HAL_KERNEL_ARGMAX : HAL_KERNEL_ARGMIN);
-  constexpr uint32_t kFirstInput = kWithValues ? 2 : 1;
-  ArgChecker check(kName, launch.memory(), args, num_args, kFirstInput + 2);
-  std::optional<TensorArg> values;
-  if constexpr (kWithValues) {
-    values = check.Tensor(0, "values");
-  }
-  const TensorArg indices = check.Tensor(kFirstInput - 1, "indices");
-  const TensorArg in = check.Tensor(kFirstInput, "in");
-  const int64_t dim = driver_kit::DimArg(check, kFirstInput + 1, in);
-  if (indices.dtype() != HAL_DTYPE_I64) {
-    check.Unsupported(indices, "indices", "i64");
-  }
-  driver_kit::CheckReducedAlong(check, indices, "indices", in, dim);
-  if (values) {
-    check.SameDtype(*values, "values", in, "in");
-    driver_kit::CheckReducedAlong(check, *values, "values", in, dim);
-  }
-  if (in.rank() > 0 && in.tensor.sizes[dim] == 0) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
-         "{}: cannot reduce dim {} of size 0 (there is no {})", kName, dim,
-         kMax ? "maximum" : "minimum");
-  }
+  ArgChecker check(kName, launch.memory(), args, num_args, kWithValues ? 4 : 3);
+  const auto [values, indices, in, dim] =
+      driver_kit::CheckExtremeAlong(check, kWithValues, kMax);
   Shape reduced;
   reduced.rank = in.rank();
   std::fill_n(reduced.sizes.begin(), in.rank(), 1);

@@ -12,16 +12,26 @@
 // dtype is required, and either the cases (a folder each: program.mlir,
 // case.json, param_<i>.bin, expected_<i>.bin) or why the pair was not lowered.
 // Cases are generated for cpu_ref as the device under test (some
-// generators ask which dtypes the device has). Cases that expect an
-// execution error (an index out of range) are left
-// out: a program cannot raise one, the runtime checks those.
+// generators ask which dtypes the device has).
+//
+// Cases that expect an error run on cpu_ref first. One it refuses at
+// launch (a shape, a dim) the bridge refuses before lowering too: left out.
+// One it fails on execution is a data error (an index out of range): its
+// program must have a data check (lowering.h) whose message for the
+// status cpu_ref's message implies ({1 + position, value}: its first two
+// integers are the value and the position) is cpu_ref's message word for
+// word; the case then expects that status and every buffer unchanged.
+// Valid cases of a program with a data check expect the status {0, 0}.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,23 +59,29 @@ void WriteBytes(const fs::path& path, const void* data, size_t size) {
   }
 }
 
-// The case's storages as fake allocations: one per distinct storage, in
-// order of first appearance (the order expected_outputs uses), each at an
-// address of its own.
+// The case's storages as allocations: one per distinct storage, in order
+// of first appearance (the order expected_outputs uses), each at an address
+// of its own: a fake one, or where `place` puts the storage's bytes.
 struct Allocations {
   std::vector<HostTensor> storages;
   std::vector<uint64_t> bases;
+  std::function<uint64_t(const HostTensor&)> place;
 
   size_t IndexOf(const HostTensor& tensor) {
     for (size_t s = 0; s < storages.size(); ++s) {
       if (storages[s].storage_id() == tensor.storage_id()) return s;
     }
-    // Every storage at an address of its own, empty ones included.
-    const uint64_t next =
-        bases.empty() ? 0x10000
-                      : bases.back() + std::max<uint64_t>(
-                                           storages.back().storage().size(), 1);
-    bases.push_back((next + 0xffff) & ~uint64_t{0xffff});
+    if (place) {
+      bases.push_back(place(tensor));
+    } else {
+      // Every storage at an address of its own, empty ones included.
+      const uint64_t next =
+          bases.empty()
+              ? 0x10000
+              : bases.back() +
+                    std::max<uint64_t>(storages.back().storage().size(), 1);
+      bases.push_back((next + 0xffff) & ~uint64_t{0xffff});
+    }
     storages.push_back(tensor);
     return storages.size() - 1;
   }
@@ -123,9 +139,83 @@ std::vector<hal_arg> LaunchArgs(const Case& c, Allocations& allocations) {
   return args;
 }
 
-// Writes one case's folder; returns its manifest entry.
+// How cpu_ref fails an error case: nullopt when it refuses the launch,
+// else the message of the error its stream reports.
+std::optional<std::string> ExecutionErrorOnCpuRef(const KernelSpec& spec,
+                                                  const Case& c) {
+  const hal::Device& device = conformance::device();
+  const hal::Stream stream = device.create_stream();
+  std::vector<hal::Buffer> buffers;
+  Allocations allocations;
+  allocations.place = [&](const HostTensor& tensor) {
+    const auto bytes = tensor.storage();
+    buffers.push_back(device.allocate(std::max<size_t>(bytes.size(), 1)));
+    if (!bytes.empty()) {
+      stream.copy_to_device(buffers.back().ptr(), bytes.data(), bytes.size());
+    }
+    return buffers.back().ptr();
+  };
+  const std::vector<hal_arg> args = LaunchArgs(c, allocations);
+  try {
+    stream.launch(device.kernel(spec.name), args);
+  } catch (const hal::Error&) {
+    return std::nullopt;
+  }
+  try {
+    stream.synchronize();
+  } catch (const hal::Error& error) {
+    return error.message();
+  }
+  throw std::runtime_error("cpu_ref runs an error case without an error");
+}
+
+// The status a data check must report for cpu_ref's `error` (the core's
+// prefix, then the kernel's message), after checking that the program words
+// it as cpu_ref does.
+std::vector<int64_t> ExpectedStatus(const pjrt_bridge::Program& program,
+                                    std::string_view kernel,
+                                    const std::string& error) {
+  if (!program.check_status) {
+    throw std::runtime_error(
+        "cpu_ref fails on execution but the program has no data check: " +
+        error);
+  }
+  const size_t start = error.find(fmt::format("{}: ", kernel));
+  if (start == std::string::npos) {
+    throw std::runtime_error("no message of the kernel in: " + error);
+  }
+  const std::string message = error.substr(start);
+  static const std::regex kInteger("-?[0-9]+");
+  const std::string details = message.substr(kernel.size());
+  std::vector<int64_t> numbers;
+  for (auto it = std::sregex_iterator(details.begin(), details.end(), kInteger);
+       it != std::sregex_iterator() && numbers.size() < 2; ++it) {
+    numbers.push_back(std::stoll(it->str()));
+  }
+  if (numbers.size() < 2) {
+    throw std::runtime_error("no value and position in: " + message);
+  }
+  const int64_t status[pjrt_bridge::kStatusWords] = {numbers[1] + 1,
+                                                     numbers[0]};
+  std::string reported = "no error";
+  try {
+    program.check_status(status);
+  } catch (const driver_kit::Error& error) {
+    reported = error.message;
+  }
+  if (reported != message) {
+    throw std::runtime_error(fmt::format(
+        "the data check reports \"{}\" where cpu_ref reports \"{}\"", reported,
+        message));
+  }
+  return {status[0], status[1]};
+}
+
+// Writes one case's folder; returns its manifest entry. `error`: cpu_ref's
+// message for a data-error case.
 json WriteCase(const fs::path& dir, const KernelSpec& spec,
-               const KernelTest& test, const Case& c) {
+               const KernelTest& test, const Case& c,
+               const std::optional<std::string>& error) {
   Allocations allocations;
   const std::vector<hal_arg> args = LaunchArgs(c, allocations);
   const pjrt_bridge::LaunchDescription launch = pjrt_bridge::DescribeLaunch(
@@ -134,6 +224,11 @@ json WriteCase(const fs::path& dir, const KernelSpec& spec,
   // Throws UNSUPPORTED before anything is written for a pair not lowered.
   const pjrt_bridge::Program program =
       pjrt_bridge::LowerStandardKernel(launch.signature);
+  const std::vector<int64_t> status =
+      error ? ExpectedStatus(program, spec.name, *error)
+            : std::vector<int64_t>{};
+  // With an error case the reference is not run: every storage, and so
+  // every byte, must keep its pre-launch contents.
   const conformance::kernels::ExpectedOutputs want =
       conformance::kernels::expected_outputs(spec, test, c);
 
@@ -171,7 +266,7 @@ json WriteCase(const fs::path& dir, const KernelSpec& spec,
     const auto bytes = want.storages[s].storage();
     WriteBytes(dir / name, bytes.data(), bytes.size());
     json views = json::array();
-    for (size_t o = 0; o < want.outputs[s].size(); ++o) {
+    for (size_t o = 0; o < (error ? 0 : want.outputs[s].size()); ++o) {
       const HostTensor& out = want.outputs[s][o];
       const auto& layout = out.layout();
       views.push_back({{"dtype", hal::dtype_name(out.dtype())},
@@ -202,6 +297,9 @@ json WriteCase(const fs::path& dir, const KernelSpec& spec,
                 {"name", c.name},
                 {"params", params},
                 {"results", results}};
+  if (program.check_status) {
+    entry["status"] = error ? status : std::vector<int64_t>{0, 0};
+  }
   std::ofstream(dir / "case.json") << entry.dump(1);
   return entry;
 }
@@ -355,13 +453,17 @@ int main(int argc, char** argv) {
       int skipped = 0;
       try {
         for (size_t i = 0; i < cases.size(); ++i) {
-          if (cases[i].expected_error) {
-            ++skipped;
-            continue;
-          }
           try {
+            std::optional<std::string> error;
+            if (cases[i].expected_error) {
+              error = ExecutionErrorOnCpuRef(spec, cases[i]);
+              if (!error) {
+                ++skipped;  // refused at launch: never lowered
+                continue;
+              }
+            }
             written.push_back(WriteCase(out / pair_name / std::to_string(i),
-                                        spec, *test, cases[i]));
+                                        spec, *test, cases[i], error));
           } catch (const std::exception& error) {
             throw std::runtime_error(cases[i].name + ": " + error.what());
           }

@@ -6,7 +6,11 @@ conformance harness and writes program, parameters and expected buffers),
 then compiles each program with jaxlib's CPU client, runs it and compares
 every returned buffer with the expected one as the conformance harness
 does: elements of the output views within the table's tolerance (NaN
-matches NaN, integers and bool exact), every other byte unchanged.
+matches NaN, integers and bool exact), every other byte unchanged. The
+cases of a program with a data check have a "status" (lowering.h) that its
+last result must equal: zeros for a valid case; for a data error (an index
+out of range, which cpu_ref fails on execution) the bad element, and then
+every buffer must come back unchanged.
 
 Prints one line per kernel x dtype (pass / FAIL / not lowered), the counts
 per family, and the required-dtype count. Kernels go one at a time: the
@@ -156,8 +160,17 @@ def compare(actual, expected, views):
     return problems
 
 
+def result_count(case):
+    return len(case["results"]) + ("status" in case)
+
+
 def check_case(case_dir, case, results):
     failures = []
+    if "status" in case:
+        got = results[-1].reshape(-1).tolist()
+        if got != case["status"]:
+            failures.append(f"{case['name']}: status {got}, want "
+                            f"{case['status']}")
     for r, result in enumerate(case["results"]):
         expected = np.fromfile(case_dir / result["expected"], dtype=np.uint8)
         for problem in compare(results[r].reshape(-1), expected,
@@ -179,7 +192,7 @@ def run_pair(runner, root, pair):
         flat = None
     failures = []
     for i, (case_dir, case) in enumerate(cases):
-        count = len(case["results"])
+        count = result_count(case)
         if flat is not None:
             results, flat = flat[:count], flat[count:]
         else:
