@@ -54,7 +54,6 @@ class Operation {
   Operation& operator=(const Operation&) = delete;
   ~Operation() { Reset(); }
 
-  explicit operator bool() const { return vtable_ != nullptr; }
   // Runs the callable; what it throws propagates.
   void operator()() { vtable_->invoke(storage_); }
   // Destroys the callable (and with it its captures); empty afterwards.

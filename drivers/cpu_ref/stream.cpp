@@ -58,14 +58,14 @@ uint64_t Stream::Enqueue(Operation operation) {
   if (stopping_.load()) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "stream is being destroyed");
   }
-  const uint64_t sequence = enqueued_ + 1;
+  // Only producers write enqueued_, and they hold producer_mutex_.
+  const uint64_t sequence = enqueued_.load(std::memory_order_relaxed) + 1;
   if (sequence > kRingSlots) {
     WaitFor(sequence - kRingSlots);  // the slot's last user has finished
   }
   ring_[(sequence - 1) % kRingSlots] = std::move(operation);
-  enqueued_ = sequence;
   // seq_cst, then the sleeping flag: pairs with WaitForWork.
-  enqueued_hint_.store(sequence);
+  enqueued_.store(sequence);
   if (worker_sleeping_.load()) {
     std::lock_guard wake(sleep_mutex_);
     work_cv_.notify_one();
@@ -74,7 +74,7 @@ uint64_t Stream::Enqueue(Operation operation) {
 }
 
 uint64_t Stream::LastEnqueued() const {
-  return enqueued_hint_.load(std::memory_order_acquire);
+  return enqueued_.load(std::memory_order_acquire);
 }
 
 void Stream::WaitFor(uint64_t sequence) {
@@ -117,19 +117,19 @@ void Stream::Shutdown() {
 
 bool Stream::WaitForWork(uint64_t taken) {
   std::unique_lock lock(sleep_mutex_);
-  // Set before the predicate reads enqueued_hint_: Enqueue stores the hint
+  // Set before the predicate reads enqueued_: Enqueue stores enqueued_
   // before it reads this flag, so one of the two sees the other.
   worker_sleeping_.store(true);
-  work_cv_.wait(
-      lock, [&] { return enqueued_hint_.load() > taken || stopping_.load(); });
+  work_cv_.wait(lock,
+                [&] { return enqueued_.load() > taken || stopping_.load(); });
   worker_sleeping_.store(false);
-  return enqueued_hint_.load() > taken;
+  return enqueued_.load() > taken;
 }
 
 void Stream::WorkerLoop() {
   for (uint64_t taken = 0;;) {
     const bool ready = SpinUntil(
-        [&] { return enqueued_hint_.load(std::memory_order_acquire) > taken; });
+        [&] { return enqueued_.load(std::memory_order_acquire) > taken; });
     if (!ready && !WaitForWork(taken)) {
       return;  // stopping, drained
     }

@@ -78,7 +78,6 @@ class Stream {
   const std::unique_ptr<Operation[]> ring_;
 
   std::mutex producer_mutex_;  // serializes Enqueue and Shutdown
-  uint64_t enqueued_ = 0;      // guarded by producer_mutex_
 
   // The worker and the waiters block on these; the atomics they wait for
   // are announced seq_cst on both sides, so no wake-up is lost.
@@ -92,10 +91,10 @@ class Stream {
   std::mutex error_mutex_;
   std::optional<Error> first_error_;  // guarded by error_mutex_
 
-  // Written by producers and by the worker respectively; on separate cache
-  // lines so that the side spinning on one does not slow the side writing
-  // the other.
-  alignas(64) std::atomic<uint64_t> enqueued_hint_{0};  // = enqueued_
+  // Written by producers (under producer_mutex_) and by the worker
+  // respectively; on separate cache lines so that the side spinning on one
+  // does not slow the side writing the other.
+  alignas(64) std::atomic<uint64_t> enqueued_{0};
   alignas(64) std::atomic<uint64_t> completed_{0};
   std::thread worker_;
 };
