@@ -76,6 +76,12 @@ uint64_t MemoryBudget() {
   return budget;
 }
 
+uint64_t InlineLimit() {
+  static const uint64_t limit = EnvInteger("HAL_CPU_REF_INLINE_BYTES", 0,
+                                           UINT64_MAX - 1, kDefaultInlineLimit);
+  return limit;
+}
+
 const std::vector<std::unique_ptr<Device>>& Devices() {
   // Never destroyed: handles stay valid until the process exits, and the
   // driver is never unloaded, so idle workers may simply outlive main().

@@ -57,6 +57,11 @@ class Device final : public DeviceMemory {
 
 // Bytes each device (and the pinned host pool) may hand out.
 uint64_t MemoryBudget();
+// Operations of at most this many bytes run on the launching thread when
+// their stream is idle (stream.h): HAL_CPU_REF_INLINE_BYTES, default
+// kDefaultInlineLimit; 0 sends every operation to the stream's worker.
+inline constexpr uint64_t kDefaultInlineLimit = 256;
+uint64_t InlineLimit();
 // All devices of the driver; created on first call.
 const std::vector<std::unique_ptr<Device>>& Devices();
 // Validates a device handle (INVALID_ARGUMENT if it is not one of ours).

@@ -23,9 +23,11 @@ void Event::Record(const std::shared_ptr<Stream>& stream) {
   point.stream = stream;
   if (timing()) {
     point.timestamp = std::make_shared<std::chrono::steady_clock::time_point>();
-    point.sequence = stream->Enqueue([stamp = point.timestamp] {
-      *stamp = std::chrono::steady_clock::now();
-    });
+    point.sequence = stream->Enqueue(
+        [stamp = point.timestamp] {
+          *stamp = std::chrono::steady_clock::now();
+        },
+        /*bytes=*/0);
   } else {
     point.sequence = stream->LastEnqueued();
   }

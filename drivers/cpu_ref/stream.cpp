@@ -53,13 +53,20 @@ Stream::Stream(Device* device, bool is_default)
 
 Stream::~Stream() { Shutdown(); }
 
-uint64_t Stream::Enqueue(Operation operation) {
+uint64_t Stream::Enqueue(Operation operation, uint64_t bytes) {
   std::lock_guard lock(producer_mutex_);
   if (stopping_.load()) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "stream is being destroyed");
   }
   // Only producers write enqueued_, and they hold producer_mutex_.
   const uint64_t sequence = enqueued_.load(std::memory_order_relaxed) + 1;
+  if (bytes <= InlineLimit() && IsComplete(sequence - 1)) {
+    // Idle: the worker has finished everything and finds nothing new until
+    // enqueued_ moves, which happens after completed_ (HasPendingWork).
+    Run(operation, sequence);
+    enqueued_.store(sequence);
+    return sequence;
+  }
   if (sequence > kRingSlots) {
     WaitFor(sequence - kRingSlots);  // the slot's last user has finished
   }
@@ -115,41 +122,42 @@ void Stream::Shutdown() {
   }
 }
 
-bool Stream::WaitForWork(uint64_t taken) {
+bool Stream::WaitForWork() {
   std::unique_lock lock(sleep_mutex_);
-  // Set before the predicate reads enqueued_: Enqueue stores enqueued_
-  // before it reads this flag, so one of the two sees the other.
+  // Set before the predicate reads enqueued_ (seq_cst): Enqueue stores
+  // enqueued_ before it reads this flag, so one of the two sees the other.
   worker_sleeping_.store(true);
-  work_cv_.wait(lock,
-                [&] { return enqueued_.load() > taken || stopping_.load(); });
+  work_cv_.wait(lock, [&] { return HasPendingWork() || stopping_.load(); });
   worker_sleeping_.store(false);
-  return enqueued_.load() > taken;
+  return HasPendingWork();
+}
+
+void Stream::Run(Operation& operation, uint64_t sequence) {
+  try {
+    operation();
+  } catch (...) {
+    Error error = CurrentExceptionAsError();
+    std::lock_guard lock(error_mutex_);
+    if (!first_error_) {
+      first_error_ = std::move(error);
+    }
+  }
+  operation.Reset();  // release captures before announcing completion
+  completed_.store(sequence);
+  if (sleeping_waiters_.load() > 0) {
+    std::lock_guard lock(sleep_mutex_);
+    done_cv_.notify_all();
+  }
 }
 
 void Stream::WorkerLoop() {
-  for (uint64_t taken = 0;;) {
-    const bool ready = SpinUntil(
-        [&] { return enqueued_.load(std::memory_order_acquire) > taken; });
-    if (!ready && !WaitForWork(taken)) {
+  for (;;) {
+    if (!SpinUntil([&] { return HasPendingWork(); }) && !WaitForWork()) {
       return;  // stopping, drained
     }
-    Operation& operation = ring_[taken % kRingSlots];
-    ++taken;
-    try {
-      operation();
-    } catch (...) {
-      Error error = CurrentExceptionAsError();
-      std::lock_guard lock(error_mutex_);
-      if (!first_error_) {
-        first_error_ = std::move(error);
-      }
-    }
-    operation.Reset();  // release captures before announcing completion
-    completed_.store(taken);
-    if (sleeping_waiters_.load() > 0) {
-      std::lock_guard lock(sleep_mutex_);
-      done_cv_.notify_all();
-    }
+    // While an operation is pending, only this thread moves completed_.
+    const uint64_t sequence = completed_.load(std::memory_order_relaxed) + 1;
+    Run(ring_[(sequence - 1) % kRingSlots], sequence);
   }
 }
 
@@ -233,7 +241,8 @@ hal_status* StreamWaitEvent(hal_stream* stream_handle,
       return;
     }
     stream->Enqueue(
-        [point = std::move(*point)] { point.stream->WaitFor(point.sequence); });
+        [point = std::move(*point)] { point.stream->WaitFor(point.sequence); },
+        Stream::kNeverInline);
   });
 }
 

@@ -1,8 +1,8 @@
 // A stream: an in-order queue of operations run by one worker thread.
 //
 // Operations get consecutive sequence numbers (1, 2, ...) when enqueued;
-// the worker bumps `completed_` after each one, so "operation s is done"
-// is just completed_ >= s. Events and cross-stream waits are built on that
+// `completed_` is bumped after each one, so "operation s is done" is just
+// completed_ >= s. Events and cross-stream waits are built on that
 // counter (see event.h). The hand-off in both directions first spins
 // briefly on the atomics and then blocks on a condition variable, which
 // keeps a tiny launch + synchronize round trip in the low microseconds
@@ -14,6 +14,15 @@
 // threads serialize among themselves on `producer_mutex_`; the worker takes
 // no lock to find its next operation, so a launch never contends with the
 // worker, and no heap block crosses between the two threads (operation.h).
+//
+// A tiny operation that finds the stream idle (everything enqueued has
+// completed) runs at once on the launching thread instead: the result is
+// the one the worker would produce and its errors are reported the same
+// way, but it skips the hand-off (the operation's slot and its results
+// crossing cores), which costs more than the operation. Anything larger
+// goes to the worker even on an idle stream: the launching thread is
+// usually the busier one (Python, dispatch), and work it hands off runs
+// beside it (docs/performance.md has the measurements).
 //
 // Ownership: the stream registry (and the device, for its default stream)
 // hold shared_ptrs; a pending cross-stream wait holds one too, so a stream
@@ -52,9 +61,15 @@ class Stream {
   bool is_default() const { return is_default_; }
   hal_stream* handle() { return reinterpret_cast<hal_stream*>(this); }
 
-  // Appends an operation; returns its sequence number. Blocks while the
-  // ring is full. Never called by this stream's own worker.
-  uint64_t Enqueue(Operation operation);
+  // Passed as Enqueue's `bytes` for an operation that must never run on
+  // the launching thread (e.g. one that blocks on another stream).
+  static constexpr uint64_t kNeverInline = UINT64_MAX;
+
+  // Appends an operation that reads and writes `bytes` bytes of memory;
+  // returns its sequence number. Runs it on the calling thread instead if
+  // the stream is idle and `bytes` <= InlineLimit() (device.h). Blocks
+  // while the ring is full. Never called by this stream's own worker.
+  uint64_t Enqueue(Operation operation, uint64_t bytes);
   // Sequence number of the last enqueued operation (0 if none).
   uint64_t LastEnqueued() const;
   bool IsComplete(uint64_t sequence) const {
@@ -69,9 +84,19 @@ class Stream {
 
  private:
   void WorkerLoop();
-  // Blocks until an operation after `taken` is enqueued (true) or the
-  // stream stops with none left (false).
-  bool WaitForWork(uint64_t taken);
+  // Runs an operation, keeping the first error it throws; then announces
+  // `sequence` complete.
+  void Run(Operation& operation, uint64_t sequence);
+  // Whether enqueued operations are waiting to run. Reads enqueued_ before
+  // completed_: an operation run inline publishes completed_ first.
+  // seq_cst: WaitForWork pairs this load with its sleeping flag.
+  bool HasPendingWork() const {
+    const uint64_t enqueued = enqueued_.load();
+    return enqueued > completed_.load();
+  }
+  // Blocks until an operation is pending (true) or the stream stops with
+  // none left (false).
+  bool WaitForWork();
 
   Device* const device_;
   const bool is_default_;
@@ -91,8 +116,9 @@ class Stream {
   std::mutex error_mutex_;
   std::optional<Error> first_error_;  // guarded by error_mutex_
 
-  // Written by producers (under producer_mutex_) and by the worker
-  // respectively; on separate cache lines so that the side spinning on one
+  // Written by producers (under producer_mutex_) and by whoever runs the
+  // operation (the worker, or a producer running one inline while the
+  // worker has nothing to run) respectively; on separate cache lines so that the side spinning on one
   // does not slow the side writing the other.
   alignas(64) std::atomic<uint64_t> enqueued_{0};
   alignas(64) std::atomic<uint64_t> completed_{0};

@@ -78,10 +78,14 @@ hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
            "neither side of the copy is memory of the stream's device {}",
            device->ordinal());
     }
-    const uint64_t sequence = stream->Enqueue([dst, src, bytes] {
-      std::memmove(reinterpret_cast<void*>(dst),
-                   reinterpret_cast<const void*>(src), bytes);
-    });
+    // A copy the host waits for anyway runs inline whenever the stream is
+    // idle, whatever its size.
+    const uint64_t sequence = stream->Enqueue(
+        [dst, src, bytes] {
+          std::memmove(reinterpret_cast<void*>(dst),
+                       reinterpret_cast<const void*>(src), bytes);
+        },
+        asynchronous ? bytes : 0);
     if (!asynchronous) {
       stream->WaitFor(sequence);
     }
@@ -109,16 +113,18 @@ hal_status* Fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
     stream->device()->memory().CheckContains(dst, bytes, "fill destination");
     uint64_t value = 0;
     std::memcpy(&value, pattern, pattern_bytes);
-    stream->Enqueue([dst, value, pattern_bytes, bytes] {
-      auto* out = reinterpret_cast<unsigned char*>(dst);
-      if (pattern_bytes == 1) {
-        std::memset(out, static_cast<int>(value), bytes);
-        return;
-      }
-      for (uint64_t offset = 0; offset < bytes; offset += pattern_bytes) {
-        std::memcpy(out + offset, &value, pattern_bytes);
-      }
-    });
+    stream->Enqueue(
+        [dst, value, pattern_bytes, bytes] {
+          auto* out = reinterpret_cast<unsigned char*>(dst);
+          if (pattern_bytes == 1) {
+            std::memset(out, static_cast<int>(value), bytes);
+            return;
+          }
+          for (uint64_t offset = 0; offset < bytes; offset += pattern_bytes) {
+            std::memcpy(out + offset, &value, pattern_bytes);
+          }
+        },
+        bytes);
   });
 }
 

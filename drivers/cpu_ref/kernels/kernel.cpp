@@ -5,8 +5,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "device.h"
+#include "kit/dtype.h"
+#include "stream.h"
 
 namespace cpu_ref {
 namespace {
@@ -42,6 +45,30 @@ const Kernel& GetKernel(const hal_kernel* handle) {
   }
   Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a cpu_ref kernel handle",
        static_cast<const void*>(handle));
+}
+
+// Bytes of tensor data a launch reads and writes, counted as every tensor
+// argument's elements (an upper bound: broadcast elements count each time).
+// Called after the kernel validated its arguments.
+uint64_t TensorBytes(const hal_arg* args, uint32_t num_args) {
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < num_args; ++i) {
+    if (args[i].kind != HAL_ARG_TENSOR) {
+      continue;
+    }
+    const hal_tensor& tensor = args[i].value.tensor;
+    auto bytes = static_cast<uint64_t>(driver_kit::DtypeSize(tensor.dtype));
+    for (int32_t d = 0; d < tensor.rank; ++d) {
+      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(tensor.sizes[d]),
+                                 &bytes)) {
+        return Stream::kNeverInline;
+      }
+    }
+    if (__builtin_add_overflow(total, bytes, &total)) {
+      return Stream::kNeverInline;
+    }
+  }
+  return total;
 }
 
 }  // namespace
@@ -114,7 +141,10 @@ hal_status* Launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
            kernel.def->name, kernel.device->ordinal(),
            stream->device()->ordinal());
     }
-    stream->Enqueue(kernel.def->prepare(*kernel.device, args, num_args));
+    // prepare() validates the arguments TensorBytes() reads.
+    Stream::Operation operation =
+        kernel.def->prepare(*kernel.device, args, num_args);
+    stream->Enqueue(std::move(operation), TensorBytes(args, num_args));
   });
 }
 

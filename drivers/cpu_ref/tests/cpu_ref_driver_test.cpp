@@ -404,6 +404,39 @@ TEST_F(CpuRefTest, QueueLongerThanTheOperationRingRunsInOrder) {
   ASSERT_OK(api_->stream_destroy(slow));
 }
 
+// A small operation on an idle stream runs on the launching thread
+// (stream.h); behind pending work it still waits its turn.
+TEST_F(CpuRefTest, SmallLaunchesRunInlineOnlyOnAnIdleStream) {
+  if (const char* limit = std::getenv("HAL_CPU_REF_INLINE_BYTES");
+      limit != nullptr && *limit != '\0') {
+    GTEST_SKIP() << "HAL_CPU_REF_INLINE_BYTES is set; this test checks the "
+                    "default limit";
+  }
+  constexpr int64_t kBigCount = int64_t{1} << 22;  // over the inline limit
+  hal_devptr big = Alloc(kBigCount * sizeof(float));
+  hal_devptr first = Alloc(sizeof(float));
+  hal_stream* stream = nullptr;
+  ASSERT_OK(api_->stream_create(device_, 0, &stream));
+  hal_arg small_fill[] = {
+      TensorArg(Tensor(first, HAL_DTYPE_F32, {1}, {1})), F64Arg(3.0)};
+  ASSERT_OK(api_->launch(stream, Kernel(HAL_KERNEL_FILL), small_fill, 2));
+  int32_t idle = 0;
+  ASSERT_OK(api_->stream_query(stream, &idle));
+  EXPECT_EQ(idle, 1) << "a small launch on an idle stream ran inline";
+
+  // A big fill goes to the worker; the small copy of its first element
+  // queued behind it must see the fill's value, not run ahead of it.
+  hal_arg big_fill[] = {
+      TensorArg(Tensor(big, HAL_DTYPE_F32, {kBigCount}, {1})), F64Arg(5.0)};
+  hal_arg copy_first[] = {TensorArg(Tensor(first, HAL_DTYPE_F32, {1}, {1})),
+                          TensorArg(Tensor(big, HAL_DTYPE_F32, {1}, {1}))};
+  ASSERT_OK(api_->launch(stream, Kernel(HAL_KERNEL_FILL), big_fill, 2));
+  ASSERT_OK(api_->launch(stream, Kernel(HAL_KERNEL_COPY), copy_first, 2));
+  ASSERT_OK(api_->stream_synchronize(stream));
+  EXPECT_EQ(Download<float>(first, 1), std::vector<float>{5.0f});
+  ASSERT_OK(api_->stream_destroy(stream));
+}
+
 TEST_F(CpuRefTest, HandlesAreValidated) {
   hal_stream* stream = nullptr;
   ASSERT_OK(api_->stream_create(device_, 0, &stream));
