@@ -118,8 +118,8 @@ class Stream {
 
   // Written by producers (under producer_mutex_) and by whoever runs the
   // operation (the worker, or a producer running one inline while the
-  // worker has nothing to run) respectively; on separate cache lines so that the side spinning on one
-  // does not slow the side writing the other.
+  // worker has nothing to run) respectively; on separate cache lines so
+  // that the side spinning on one does not slow the side writing the other.
   alignas(64) std::atomic<uint64_t> enqueued_{0};
   alignas(64) std::atomic<uint64_t> completed_{0};
   std::thread worker_;

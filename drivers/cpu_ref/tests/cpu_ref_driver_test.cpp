@@ -417,8 +417,8 @@ TEST_F(CpuRefTest, SmallLaunchesRunInlineOnlyOnAnIdleStream) {
   hal_devptr first = Alloc(sizeof(float));
   hal_stream* stream = nullptr;
   ASSERT_OK(api_->stream_create(device_, 0, &stream));
-  hal_arg small_fill[] = {
-      TensorArg(Tensor(first, HAL_DTYPE_F32, {1}, {1})), F64Arg(3.0)};
+  hal_arg small_fill[] = {TensorArg(Tensor(first, HAL_DTYPE_F32, {1}, {1})),
+                          F64Arg(3.0)};
   ASSERT_OK(api_->launch(stream, Kernel(HAL_KERNEL_FILL), small_fill, 2));
   int32_t idle = 0;
   ASSERT_OK(api_->stream_query(stream, &idle));
@@ -426,8 +426,8 @@ TEST_F(CpuRefTest, SmallLaunchesRunInlineOnlyOnAnIdleStream) {
 
   // A big fill goes to the worker; the small copy of its first element
   // queued behind it must see the fill's value, not run ahead of it.
-  hal_arg big_fill[] = {
-      TensorArg(Tensor(big, HAL_DTYPE_F32, {kBigCount}, {1})), F64Arg(5.0)};
+  hal_arg big_fill[] = {TensorArg(Tensor(big, HAL_DTYPE_F32, {kBigCount}, {1})),
+                        F64Arg(5.0)};
   hal_arg copy_first[] = {TensorArg(Tensor(first, HAL_DTYPE_F32, {1}, {1})),
                           TensorArg(Tensor(big, HAL_DTYPE_F32, {1}, {1}))};
   ASSERT_OK(api_->launch(stream, Kernel(HAL_KERNEL_FILL), big_fill, 2));
