@@ -60,13 +60,28 @@ void CopyString(char* dst, size_t capacity, const std::string& text) {
 
 }  // namespace
 
+size_t ProgramCacheCapacity() {
+  static const size_t capacity = [] {
+    const char* text = std::getenv("HAL_PJRT_PROGRAM_CACHE");
+    char* end = nullptr;
+    const unsigned long long value = text ? std::strtoull(text, &end, 10) : 0;
+    if (text != nullptr && end != text && *end == '\0' && value > 0) {
+      return static_cast<size_t>(value);
+    }
+    return kDefaultProgramCacheCapacity;
+  }();
+  return capacity;
+}
+
 Device::Device(const Client& client, c::Device* pjrt_device, int32_t ordinal,
                std::string vendor)
     : client_(client),
       pjrt_device_(pjrt_device),
       ordinal_(ordinal),
       vendor_(std::move(vendor)),
-      name_(client.DeviceKind(pjrt_device)) {
+      name_(client.DeviceKind(pjrt_device)),
+      kernels_(ProgramCacheCapacity()),
+      transfers_(ProgramCacheCapacity()) {
   const std::optional<DeviceMemoryStats> stats =
       client.MemoryStats(pjrt_device);
   total_memory_ = stats && stats->bytes_limit && *stats->bytes_limit > 0
@@ -143,43 +158,40 @@ void Device::Free(hal_devptr ptr) {
   }
 }
 
-size_t Device::cached_programs() const {
-  std::lock_guard lock(cache_mutex_);
-  return kernels_.size() + transfers_.size();
-}
-
-const CompiledProgram& Device::Compiled(const LaunchSignature& signature) {
+Device::ProgramPtr Device::Compiled(const LaunchSignature& signature) {
   {
     std::lock_guard lock(cache_mutex_);
-    auto it = kernels_.find(signature);
-    if (it != kernels_.end()) {
-      return *it->second;
+    if (ProgramPtr cached = kernels_.Find(signature)) {
+      return cached;
     }
   }
   // Compiled outside the lock: a compile takes long and may fail.
-  auto compiled = std::make_unique<CompiledProgram>();
+  auto compiled = std::make_shared<CompiledProgram>();
   compiled->program = LowerStandardKernel(signature);
   compiled->executable = client_.Compile(compiled->program.mlir);
-  driver_kit::Log(HAL_LOG_DEBUG, fmt::format("pjrt: compiled {} for device {}",
-                                             signature.kernel, ordinal_));
   std::lock_guard lock(cache_mutex_);
-  return *kernels_.try_emplace(signature, std::move(compiled)).first->second;
+  ProgramPtr cached = kernels_.Insert(signature, std::move(compiled));
+  driver_kit::Log(HAL_LOG_DEBUG,
+                  fmt::format("pjrt: compiled {} for device {} ({} kernel "
+                              "programs cached, {} dropped so far)",
+                              signature.kernel, ordinal_, kernels_.size(),
+                              kernels_.evictions()));
+  return cached;
 }
 
-const CompiledProgram& Device::CompiledTransfer(
+Device::ProgramPtr Device::CompiledTransfer(
     const std::string& key, const std::function<Program()>& lower) {
   {
     std::lock_guard lock(cache_mutex_);
-    auto it = transfers_.find(key);
-    if (it != transfers_.end()) {
-      return *it->second;
+    if (ProgramPtr cached = transfers_.Find(key)) {
+      return cached;
     }
   }
-  auto compiled = std::make_unique<CompiledProgram>();
+  auto compiled = std::make_shared<CompiledProgram>();
   compiled->program = lower();
   compiled->executable = client_.Compile(compiled->program.mlir);
   std::lock_guard lock(cache_mutex_);
-  return *transfers_.try_emplace(key, std::move(compiled)).first->second;
+  return transfers_.Insert(key, std::move(compiled));
 }
 
 BufferPtr Device::ContentsOf(hal_devptr start, uint64_t bytes) {
@@ -193,11 +205,11 @@ BufferPtr Device::ContentsOf(hal_devptr start, uint64_t bytes) {
 }
 
 std::vector<BufferPtr> Device::RunLocked(
-    Stream& stream, const CompiledProgram& compiled,
+    Stream& stream, const ProgramPtr& compiled,
     std::span<const BufferPtr> buffers, std::span<const hal_devptr> owners,
     std::span<const int64_t> offsets,
     std::span<const std::vector<std::byte>> scalars) {
-  const Program& program = compiled.program;
+  const Program& program = compiled->program;
   if (offsets.size() != static_cast<size_t>(program.num_offsets) ||
       scalars.size() != program.scalar_params.size()) {
     Fail(HAL_STATUS_INTERNAL,
@@ -221,7 +233,7 @@ std::vector<BufferPtr> Device::RunLocked(
   }
   EventPtr done;
   std::vector<BufferPtr> outputs =
-      client_.Execute(compiled.executable, pjrt_device_, arguments, &done);
+      client_.Execute(compiled->executable, pjrt_device_, arguments, &done);
   if (outputs.size() < program.result_buffers.size()) {
     Fail(HAL_STATUS_INTERNAL, "program returned {} buffers, {} expected",
          outputs.size(), program.result_buffers.size());
@@ -232,13 +244,13 @@ std::vector<BufferPtr> Device::RunLocked(
       memory_.SetContents(owner, outputs[i]);
     }
   }
-  stream.completion().Add(std::move(done));
+  stream.completion().Add(std::move(done), {}, compiled);
   return outputs;
 }
 
 void Device::WriteRange(Stream& stream, const Placement& placement,
                         const BufferPtr& data, uint64_t bytes) {
-  const CompiledProgram& compiled = CompiledTransfer(
+  const ProgramPtr compiled = CompiledTransfer(
       fmt::format("write {} {}", placement.allocation_bytes, bytes),
       [&] { return LowerWriteRange(placement.allocation_bytes, bytes); });
   std::lock_guard lock(issue_mutex_);
@@ -266,9 +278,9 @@ void Device::CopyToHost(Stream& stream, void* dst, hal_devptr src,
   const Placement placement = memory_.Find(src, bytes, "source");
   const bool whole =
       placement.offset == 0 && bytes == placement.allocation_bytes;
-  const CompiledProgram* read =
+  const ProgramPtr read =
       whole ? nullptr
-            : &CompiledTransfer(
+            : CompiledTransfer(
                   fmt::format("read {} {}", placement.allocation_bytes, bytes),
                   [&] {
                     return LowerReadRange(placement.allocation_bytes, bytes);
@@ -286,7 +298,7 @@ void Device::CopyToHost(Stream& stream, void* dst, hal_devptr src,
     } else {
       const int64_t offsets[] = {static_cast<int64_t>(placement.offset)};
       std::vector<BufferPtr> outputs =
-          RunLocked(stream, *read, std::span(&contents, 1),
+          RunLocked(stream, read, std::span(&contents, 1),
                     std::span<const hal_devptr>(), offsets, {});
       source = outputs.at(read->program.result_buffers.size());
     }
@@ -307,7 +319,7 @@ void Device::CopyOnDevice(Stream& stream, hal_devptr dst, hal_devptr src,
     memory_.SetContents(to.start, memory_.Contents(from.start));
     return;
   }
-  const CompiledProgram& compiled = CompiledTransfer(
+  const ProgramPtr compiled = CompiledTransfer(
       fmt::format("copy {} {} {} {}", from.allocation_bytes,
                   to.allocation_bytes, same, bytes),
       [&] {
@@ -346,7 +358,7 @@ void Device::Fill(Stream& stream, hal_devptr dst, const void* pattern,
       return;
     }
   }
-  const CompiledProgram& compiled = CompiledTransfer(
+  const ProgramPtr compiled = CompiledTransfer(
       fmt::format("fill {} {} {}", placement.allocation_bytes, pattern_bytes,
                   bytes),
       [&] {
@@ -371,11 +383,11 @@ void Device::Launch(Stream& stream, const char* kernel,
         return Location{placement.start, placement.allocation_bytes,
                         placement.offset};
       });
-  const CompiledProgram& compiled = Compiled(launch.signature);
+  const ProgramPtr compiled = Compiled(launch.signature);
   std::vector<std::vector<std::byte>> scalars;
   for (size_t i = 0; i < launch.scalars.size(); ++i) {
     scalars.push_back(
-        EncodeScalar(launch.scalars[i], compiled.program.scalar_params.at(i)));
+        EncodeScalar(launch.scalars[i], compiled->program.scalar_params.at(i)));
   }
   std::vector<hal_devptr> owners(launch.allocations.begin(),
                                  launch.allocations.end());
@@ -387,7 +399,7 @@ void Device::Launch(Stream& stream, const char* kernel,
   }
   const std::vector<BufferPtr> outputs =
       RunLocked(stream, compiled, buffers, owners, launch.offsets, scalars);
-  const Program& program = compiled.program;
+  const Program& program = compiled->program;
   if (program.check_status) {
     // The status follows the result buffers; the stream checks it once it
     // is on the host, as the Vulkan driver checks its status word.

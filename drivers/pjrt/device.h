@@ -16,22 +16,16 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "address_map.h"
 #include "client.h"
 #include "kit/args.h"
 #include "lowering/lowering.h"
+#include "program_cache.h"
 #include "stream.h"
 
 namespace pjrt_bridge {
-
-// A compiled program and the layout it was lowered with.
-struct CompiledProgram {
-  Program program;
-  Executable executable;
-};
 
 class Device : public driver_kit::DeviceMemory {
  public:
@@ -79,23 +73,22 @@ class Device : public driver_kit::DeviceMemory {
     return client_.Compile(mlir);
   }
 
-  // The compile cache: programs by launch signature (kernels) or by the
-  // transfer's static shape (copies, fills, reads, writes).
-  size_t cached_programs() const;
-
  private:
-  const CompiledProgram& Compiled(const LaunchSignature& signature);
-  const CompiledProgram& CompiledTransfer(
-      const std::string& key, const std::function<Program()>& lower);
+  using ProgramPtr = std::shared_ptr<const CompiledProgram>;
+
+  ProgramPtr Compiled(const LaunchSignature& signature);
+  ProgramPtr CompiledTransfer(const std::string& key,
+                              const std::function<Program()>& lower);
   // The contents of an allocation as a buffer, zeros if never written.
   BufferPtr ContentsOf(hal_devptr start, uint64_t bytes);
   // Runs `compiled` over `buffers` (by Program buffer index; `owners` names
   // the allocation each one is, 0 for uploaded data), with the index
   // parameter `offsets` and the scalar parameters' bytes; writes results
   // back into the owners' contents and returns the outputs. Call with
-  // issue_mutex_ held.
+  // issue_mutex_ held. The stream keeps `compiled` until the execution is
+  // done, even if the cache drops it meanwhile.
   std::vector<BufferPtr> RunLocked(
-      Stream& stream, const CompiledProgram& compiled,
+      Stream& stream, const ProgramPtr& compiled,
       std::span<const BufferPtr> buffers, std::span<const hal_devptr> owners,
       std::span<const int64_t> offsets,
       std::span<const std::vector<std::byte>> scalars);
@@ -113,11 +106,17 @@ class Device : public driver_kit::DeviceMemory {
 
   std::mutex issue_mutex_;
   mutable std::mutex cache_mutex_;
-  std::unordered_map<LaunchSignature, std::unique_ptr<CompiledProgram>,
-                     LaunchSignatureHash>
-      kernels_;
-  std::unordered_map<std::string, std::unique_ptr<CompiledProgram>> transfers_;
+  // The compile caches (program_cache.h): programs by launch signature
+  // (kernels) and by the transfer's static shape (copies, fills, reads,
+  // writes), each holding at most ProgramCacheCapacity() programs.
+  ProgramCache<LaunchSignature, LaunchSignatureHash> kernels_;
+  ProgramCache<std::string> transfers_;
 };
+
+// Programs each compile cache of a device keeps: HAL_PJRT_PROGRAM_CACHE,
+// default kDefaultProgramCacheCapacity.
+inline constexpr size_t kDefaultProgramCacheCapacity = 512;
+size_t ProgramCacheCapacity();
 
 }  // namespace pjrt_bridge
 

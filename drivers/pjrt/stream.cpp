@@ -39,20 +39,22 @@ void Completion::PruneLocked() {
 
 void Completion::Add(EventPtr event) { Add(std::move(event), {}); }
 
-void Completion::Add(EventPtr event, std::function<void()> check) {
+void Completion::Add(EventPtr event, std::function<void()> check,
+                     std::shared_ptr<const void> keep_alive) {
   if (event == nullptr) {
     return;
   }
   std::lock_guard lock(mutex_);
   PruneLocked();
-  outstanding_.push_back({std::move(event), std::move(check)});
+  outstanding_.push_back(
+      {std::move(event), std::move(check), std::move(keep_alive)});
 }
 
 void Completion::Add(const std::vector<EventPtr>& events) {
   std::lock_guard lock(mutex_);
   PruneLocked();
   for (const EventPtr& event : events) {
-    outstanding_.push_back({event, {}});
+    outstanding_.push_back({event, {}, nullptr});
   }
 }
 

@@ -21,6 +21,7 @@
 #define HAL_DRIVERS_PJRT_STREAM_H_
 
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -38,10 +39,12 @@ class Completion {
   explicit Completion(const Plugin& plugin) : plugin_(plugin) {}
 
   void Add(EventPtr event);
-  // Adds `event`; once it is seen ready without error, `check` runs (once,
-  // under the lock: keep it short) and a driver_kit::Error it throws counts
-  // as the event's failure.
-  void Add(EventPtr event, std::function<void()> check);
+  // Adds `event`; once it is seen ready without error, `check` (if any)
+  // runs (once, under the lock: keep it short) and a driver_kit::Error it
+  // throws counts as the event's failure. `keep_alive` is held until then
+  // (what the work behind the event uses, e.g. its program).
+  void Add(EventPtr event, std::function<void()> check,
+           std::shared_ptr<const void> keep_alive = nullptr);
   void Add(const std::vector<EventPtr>& events);
   std::vector<EventPtr> Outstanding() const;
   // True once every event added so far is ready.
@@ -52,7 +55,8 @@ class Completion {
  private:
   struct Pending {
     EventPtr event;
-    std::function<void()> check;  // may be empty
+    std::function<void()> check;             // may be empty
+    std::shared_ptr<const void> keep_alive;  // may be empty
   };
 
   // Drops ready events, keeping the first error. Call with mutex_ held.

@@ -1,7 +1,8 @@
 // Unit tests of the bridge pieces that need no plugin: the address map, the
-// compile-cache key (a LaunchSignature from lowering's DescribeLaunch), the
-// hand-written CompileOptionsProto, the launch checks, and the data checks
-// of the programs (which launches read a status back, and its message).
+// compile-cache key (a LaunchSignature from lowering's DescribeLaunch) and
+// the cache's bound, the hand-written CompileOptionsProto, the launch checks,
+// and the data checks of the programs (which launches read a status back, and
+// its message).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -12,6 +13,7 @@
 #include "kit/error.h"
 #include "launch_checks.h"
 #include "lowering/lowering.h"
+#include "program_cache.h"
 
 namespace pjrt_bridge {
 namespace {
@@ -159,6 +161,40 @@ TEST_F(CacheKey, StridesDtypesAndAliasingChangeTheKey) {
   EXPECT_NE(base.signature, other_dtype.signature);
   EXPECT_NE(base.signature, in_place.signature)
       << "which buffers a launch shares decides the program";
+}
+
+// A program that is only its number of outputs (never compiled).
+std::shared_ptr<const CompiledProgram> FakeProgram(size_t tag) {
+  auto program = std::make_shared<CompiledProgram>();
+  program->executable.num_outputs = tag;
+  return program;
+}
+
+TEST(ProgramCache, DropsTheLeastRecentlyUsedBeyondItsCapacity) {
+  ProgramCache<std::string> cache(2);
+  const auto a = cache.Insert("a", FakeProgram(1));
+  cache.Insert("b", FakeProgram(2));
+  ASSERT_EQ(cache.Find("a"), a);  // "a" is now the most recently used
+  cache.Insert("c", FakeProgram(3));
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.evictions(), 1u);
+  EXPECT_EQ(cache.Find("b"), nullptr) << "b was the least recently used";
+  EXPECT_EQ(cache.Find("a"), a);
+  ASSERT_NE(cache.Find("c"), nullptr);
+  EXPECT_EQ(cache.Find("c")->executable.num_outputs, 3u);
+}
+
+TEST(ProgramCache, KeepsTheFirstProgramOfAKeyAndHeldProgramsOutliveIt) {
+  ProgramCache<std::string> cache(1);
+  const auto first = cache.Insert("k", FakeProgram(1));
+  // A second compile of the same key (another thread) gets the first.
+  EXPECT_EQ(cache.Insert("k", FakeProgram(2)), first);
+  EXPECT_EQ(cache.evictions(), 0u);
+  // Dropped from the cache, a program a launch holds stays valid.
+  cache.Insert("other", FakeProgram(3));
+  EXPECT_EQ(cache.Find("k"), nullptr);
+  EXPECT_EQ(first->executable.num_outputs, 1u);
+  EXPECT_EQ(first.use_count(), 1) << "the cache no longer holds it";
 }
 
 TEST(CompileOptions, OneReplicaOnePartition) {
