@@ -6,6 +6,7 @@
 #include "device.h"
 #include "event.h"
 #include "kernels/kernel.h"
+#include "kit/driver_table.h"
 #include "memory.h"
 #include "stream.h"
 #include "transfer.h"
@@ -14,19 +15,8 @@ namespace cpu_ref {
 namespace {
 
 hal_status* Initialize(const hal_host_api* host) {
-  // Without a usable status_create nothing can be reported (see MakeStatus).
-  if (host == nullptr || !HAL_STRUCT_HAS(host, hal_host_api, status_create) ||
-      host->status_create == nullptr) {
-    return MakeStatus(HAL_STATUS_INVALID_ARGUMENT,
-                      "initialize: unusable host table");
-  }
-  SetHost(host, kDriverName);
-  if (host->abi_major != HAL_ABI_MAJOR) {
-    return MakeStatus(
-        HAL_STATUS_VERSION_MISMATCH,
-        fmt::format("cpu_ref initialize: host ABI {}.{}, driver ABI {}.{}",
-                    host->abi_major, host->abi_minor, HAL_ABI_MAJOR,
-                    HAL_ABI_MINOR));
+  if (hal_status* refused = AcceptHost(host, kDriverName)) {
+    return refused;
   }
   return Guard("initialize", [] {
     Log(HAL_LOG_DEBUG,
@@ -35,40 +25,7 @@ hal_status* Initialize(const hal_host_api* host) {
   });
 }
 
-constexpr hal_driver_api kApi = {
-    .struct_size = sizeof(hal_driver_api),
-    .abi_major = HAL_ABI_MAJOR,
-    .abi_minor = HAL_ABI_MINOR,
-    .name = kDriverName,
-    .version = kDriverVersion,
-    .initialize = Initialize,
-    .device_count = DeviceCount,
-    .device_open = DeviceOpen,
-    .device_properties = DeviceProperties,
-    .memory_info = MemoryInfo,
-    .mem_alloc = MemAlloc,
-    .mem_free = MemFree,
-    .host_alloc = HostAlloc,
-    .host_free = HostFree,
-    .stream_create = StreamCreate,
-    .stream_destroy = StreamDestroy,
-    .stream_default = StreamDefault,
-    .stream_synchronize = StreamSynchronize,
-    .stream_query = StreamQuery,
-    .stream_wait_event = StreamWaitEvent,
-    .event_create = EventCreate,
-    .event_destroy = EventDestroy,
-    .event_record = EventRecord,
-    .event_query = EventQuery,
-    .event_synchronize = EventSynchronize,
-    .event_elapsed_ms = EventElapsedMs,
-    .copy = Copy,
-    .fill = Fill,
-    .module_load = ModuleLoad,
-    .module_unload = ModuleUnload,
-    .kernel_lookup = KernelLookup,
-    .launch = Launch,
-};
+constexpr hal_driver_api kApi = HAL_KIT_DRIVER_API(kDriverName, kDriverVersion);
 
 }  // namespace
 }  // namespace cpu_ref

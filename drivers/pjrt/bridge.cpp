@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "hal/standard_kernels.h"
+#include "kit/driver_table.h"
 #include "kit/error.h"
 #include "kit/handles.h"
 #include "launch_checks.h"
@@ -186,21 +187,7 @@ const Kernel& GetKernel(const hal_kernel* handle,
 }
 
 hal_status* Initialize(const hal_host_api* host) {
-  // Without a usable status_create nothing can be reported (see MakeStatus).
-  if (host == nullptr || !HAL_STRUCT_HAS(host, hal_host_api, status_create) ||
-      host->status_create == nullptr) {
-    return driver_kit::MakeStatus(HAL_STATUS_INVALID_ARGUMENT,
-                                  "initialize: unusable host table");
-  }
-  driver_kit::SetHost(host, g_config->name);
-  if (host->abi_major != HAL_ABI_MAJOR) {
-    return driver_kit::MakeStatus(
-        HAL_STATUS_VERSION_MISMATCH,
-        fmt::format("{} initialize: host ABI {}.{}, driver ABI {}.{}",
-                    g_config->name, host->abi_major, host->abi_minor,
-                    HAL_ABI_MAJOR, HAL_ABI_MINOR));
-  }
-  return nullptr;
+  return driver_kit::AcceptHost(host, g_config->name);
 }
 
 hal_status* DeviceCount(int32_t* out_count) {
@@ -578,40 +565,7 @@ const hal_driver_api* DriverApi(const DriverConfig& config) {
   static std::once_flag once;
   std::call_once(once, [&] {
     g_config = &config;
-    api = hal_driver_api{
-        .struct_size = sizeof(hal_driver_api),
-        .abi_major = HAL_ABI_MAJOR,
-        .abi_minor = HAL_ABI_MINOR,
-        .name = config.name,
-        .version = config.version,
-        .initialize = Initialize,
-        .device_count = DeviceCount,
-        .device_open = DeviceOpen,
-        .device_properties = DeviceProperties,
-        .memory_info = MemoryInfo,
-        .mem_alloc = MemAlloc,
-        .mem_free = MemFree,
-        .host_alloc = HostAlloc,
-        .host_free = HostFree,
-        .stream_create = StreamCreate,
-        .stream_destroy = StreamDestroy,
-        .stream_default = StreamDefault,
-        .stream_synchronize = StreamSynchronize,
-        .stream_query = StreamQuery,
-        .stream_wait_event = StreamWaitEvent,
-        .event_create = EventCreate,
-        .event_destroy = EventDestroy,
-        .event_record = EventRecord,
-        .event_query = EventQuery,
-        .event_synchronize = EventSynchronize,
-        .event_elapsed_ms = EventElapsedMs,
-        .copy = Copy,
-        .fill = Fill,
-        .module_load = ModuleLoad,
-        .module_unload = ModuleUnload,
-        .kernel_lookup = KernelLookup,
-        .launch = Launch,
-    };
+    api = HAL_KIT_DRIVER_API(config.name, config.version);
   });
   return &api;
 }

@@ -203,7 +203,7 @@ hal_status* KernelLookup(hal_device* device_handle, hal_module* module_handle,
   });
 }
 
-hal_status* LaunchKernel(hal_stream* stream_handle, hal_kernel* kernel_handle,
+hal_status* Launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
                          const hal_arg* args, uint32_t num_args) {
   return driver_kit::Guard("launch", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
@@ -214,7 +214,7 @@ hal_status* LaunchKernel(hal_stream* stream_handle, hal_kernel* kernel_handle,
            kernel.device->ordinal(), stream->device().ordinal());
     }
     if (kernel.def != nullptr) {
-      class Launch launch(*stream, kernel.def->name);
+      KernelLaunch launch(*stream, kernel.def->name);
       kernel.def->prepare(launch, args, num_args);
     } else {
       LaunchCustom(*stream, kernel, args, num_args);

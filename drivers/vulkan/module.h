@@ -53,7 +53,7 @@ hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
 hal_status* ModuleUnload(hal_module* module);
 hal_status* KernelLookup(hal_device* device, hal_module* module,
                          const char* name, hal_kernel** out_kernel);
-hal_status* LaunchKernel(hal_stream* stream, hal_kernel* kernel,
+hal_status* Launch(hal_stream* stream, hal_kernel* kernel,
                          const hal_arg* args, uint32_t num_args);
 
 }  // namespace vulkan

@@ -82,17 +82,17 @@ void PackFloat(ArgBlock& block, int32_t dtype, double value) {
 }
 
 // The statistics passes run a workgroup per channel.
-uint64_t ChannelInvocations(const Launch& launch, int64_t channels) {
+uint64_t ChannelInvocations(const KernelLaunch& launch, int64_t channels) {
   return static_cast<uint64_t>(channels) * launch.device().workgroup_size();
 }
 
-hal_devptr StatsScratch(Launch& launch, int32_t dtype, int64_t channels) {
+hal_devptr StatsScratch(KernelLaunch& launch, int32_t dtype, int64_t channels) {
   const uint64_t compute_size = dtype == HAL_DTYPE_F64 ? 8 : 4;
   return launch.Scratch(static_cast<uint64_t>(channels * kStatsPerChannel) *
                         compute_size);
 }
 
-void PrepareBatchNorm(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareBatchNorm(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   const driver_kit::BatchNormArgs bn =
       driver_kit::CheckBatchNorm(launch.memory(), args, num_args);
   const int32_t dtype = bn.in.dtype();
@@ -157,7 +157,7 @@ void PrepareBatchNorm(Launch& launch, const hal_arg* args, uint32_t num_args) {
   }
 }
 
-void PrepareBatchNormBackward(Launch& launch, const hal_arg* args,
+void PrepareBatchNormBackward(KernelLaunch& launch, const hal_arg* args,
                               uint32_t num_args) {
   const driver_kit::BatchNormBackwardArgs bn =
       driver_kit::CheckBatchNormBackward(launch.memory(), args, num_args);

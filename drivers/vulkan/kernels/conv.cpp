@@ -28,7 +28,7 @@ void PackGeometry(ArgBlock& block, const ConvGeometry& g) {
   }
 }
 
-void PrepareConv2d(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareConv2d(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   const driver_kit::Conv2dArgs conv =
       driver_kit::CheckConv2d(launch.memory(), args, num_args);
   if (conv.out.num_elements == 0) {
@@ -71,7 +71,7 @@ constexpr int64_t kWeightLoop = 32768;
 // conv2d_backward_input: one dispatch, an invocation per grad_in element.
 // conv2d_backward_weight: a sum per grad_weight element and chunk of rows,
 // then, for more than one chunk, a pass adding each element's sums in order.
-void DispatchGradient(Launch& launch, const char* kernel,
+void DispatchGradient(KernelLaunch& launch, const char* kernel,
                       const driver_kit::Conv2dBackwardArgs& conv, bool weight) {
   if (conv.grad.num_elements == 0) {
     return;
@@ -108,7 +108,7 @@ void DispatchGradient(Launch& launch, const char* kernel,
   outputs.Store();
 }
 
-void PrepareConv2dBackwardInput(Launch& launch, const hal_arg* args,
+void PrepareConv2dBackwardInput(KernelLaunch& launch, const hal_arg* args,
                                 uint32_t num_args) {
   DispatchGradient(
       launch, HAL_KERNEL_CONV2D_BACKWARD_INPUT,
@@ -116,7 +116,7 @@ void PrepareConv2dBackwardInput(Launch& launch, const hal_arg* args,
       false);
 }
 
-void PrepareConv2dBackwardWeight(Launch& launch, const hal_arg* args,
+void PrepareConv2dBackwardWeight(KernelLaunch& launch, const hal_arg* args,
                                  uint32_t num_args) {
   DispatchGradient(
       launch, HAL_KERNEL_CONV2D_BACKWARD_WEIGHT,

@@ -15,7 +15,7 @@ using driver_kit::ScalarArg;
 using driver_kit::TensorArg;
 
 // A dense row-major tensor of `like`'s shape and `dtype` in launch scratch.
-TensorArg DenseScratch(Launch& launch, const TensorArg& like) {
+TensorArg DenseScratch(KernelLaunch& launch, const TensorArg& like) {
   TensorArg dense = like;
   hal_tensor& t = dense.tensor;
   const uint64_t bytes =
@@ -31,7 +31,7 @@ TensorArg DenseScratch(Launch& launch, const TensorArg& like) {
   return dense;
 }
 
-void DispatchCopy(Launch& launch, const TensorArg& out, const TensorArg& in) {
+void DispatchCopy(KernelLaunch& launch, const TensorArg& out, const TensorArg& in) {
   ArgBlock block;
   block.Tensor(out);
   block.Tensor(in);
@@ -41,7 +41,7 @@ void DispatchCopy(Launch& launch, const TensorArg& out, const TensorArg& in) {
       static_cast<uint64_t>(out.num_elements), block);
 }
 
-void PrepareCopy(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareCopy(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_COPY, launch.memory(), args, num_args, 2);
   const TensorArg out = check.Tensor(0, "out");
   const TensorArg in = check.Tensor(1, "in");
@@ -87,7 +87,7 @@ void PackFillValue(ArgBlock& block, int32_t dtype, const ScalarArg& value) {
   }
 }
 
-void PrepareFill(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareFill(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_FILL, launch.memory(), args, num_args, 2);
   const TensorArg out = check.Tensor(0, "out");
   const ScalarArg value = check.Scalar(1, "value");
@@ -108,7 +108,7 @@ constexpr const KernelDef* kKernels[] = {&kFillKernel, &kCopyKernel};
 
 }  // namespace
 
-void RecordCopy(Launch& launch, const TensorArg& out, const TensorArg& in) {
+void RecordCopy(KernelLaunch& launch, const TensorArg& out, const TensorArg& in) {
   if (out.num_elements == 0) {
     return;
   }

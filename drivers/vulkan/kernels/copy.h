@@ -11,7 +11,7 @@ namespace vulkan {
 // Records out[i] = in[i] converted to out's dtype; `in` and `out` have the
 // same shape and are validated. When they overlap, `in` is staged into
 // scratch first, so the result is as if all of `in` were read first.
-void RecordCopy(Launch& launch, const driver_kit::TensorArg& out,
+void RecordCopy(KernelLaunch& launch, const driver_kit::TensorArg& out,
                 const driver_kit::TensorArg& in);
 
 }  // namespace vulkan

@@ -68,7 +68,7 @@ struct MapArgs {
   int64_t mode = 0;
 };
 
-void DispatchMap(Launch& launch, std::string_view kernel, int32_t dtype,
+void DispatchMap(KernelLaunch& launch, std::string_view kernel, int32_t dtype,
                  const MapArgs& map) {
   ArgBlock block;
   block.Tensor(map.dest);
@@ -93,7 +93,7 @@ void DispatchMap(Launch& launch, std::string_view kernel, int32_t dtype,
 
 }  // namespace
 
-TensorArg StageInput(Launch& launch, const TensorArg& tensor) {
+TensorArg StageInput(KernelLaunch& launch, const TensorArg& tensor) {
   TensorArg staged = tensor;
   const uint64_t bytes =
       static_cast<uint64_t>(tensor.num_elements * tensor.element_size);
@@ -111,7 +111,7 @@ TensorArg StageInput(Launch& launch, const TensorArg& tensor) {
   return staged;
 }
 
-TensorArg ReadBeforeWrite(Launch& launch, const TensorArg& tensor,
+TensorArg ReadBeforeWrite(KernelLaunch& launch, const TensorArg& tensor,
                           const TensorArg& written) {
   if (!tensor.Overlaps(written) || SameView(tensor, written)) return tensor;
   return StageInput(launch, tensor);
@@ -321,7 +321,7 @@ void CheckExtra(const ArgChecker& check, const MapKernel& kernel,
   }
 }
 
-void PrepareMap(const MapKernel& kernel, Launch& launch, const hal_arg* args,
+void PrepareMap(const MapKernel& kernel, KernelLaunch& launch, const hal_arg* args,
                 uint32_t num_args) {
   ArgChecker check(kernel.name, launch.memory(), args, num_args,
                    kernel.arg_count());
@@ -357,7 +357,7 @@ void PrepareMap(const MapKernel& kernel, Launch& launch, const hal_arg* args,
 }
 
 template <size_t I>
-void PrepareMapKernel(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareMapKernel(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   PrepareMap(kMapKernels[I], launch, args, num_args);
 }
 

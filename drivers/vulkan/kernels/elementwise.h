@@ -29,12 +29,12 @@ bool SameView(const driver_kit::TensorArg& a, const driver_kit::TensorArg& b);
 
 // A dense, row-major copy of `tensor` in scratch memory of `launch`, and the
 // dispatch that fills it (recorded now, so it runs before what follows).
-driver_kit::TensorArg StageInput(Launch& launch,
+driver_kit::TensorArg StageInput(KernelLaunch& launch,
                                  const driver_kit::TensorArg& tensor);
 
 // `tensor` itself, or a staged copy when it overlaps `written` other than
 // as the same view.
-driver_kit::TensorArg ReadBeforeWrite(Launch& launch,
+driver_kit::TensorArg ReadBeforeWrite(KernelLaunch& launch,
                                       const driver_kit::TensorArg& tensor,
                                       const driver_kit::TensorArg& written);
 

@@ -42,7 +42,7 @@ TensorArg AsRank1(TensorArg tensor) {
 
 // `tensor`, or a staged copy when it overlaps `dest` at all: the shader
 // reads other elements than the one it writes.
-TensorArg ReadFirst(Launch& launch, const TensorArg& tensor,
+TensorArg ReadFirst(KernelLaunch& launch, const TensorArg& tensor,
                     const TensorArg& dest) {
   return tensor.Overlaps(dest) ? StageInput(launch, tensor) : tensor;
 }
@@ -67,7 +67,7 @@ struct IndexJob {
   int64_t walk = 0;
 };
 
-void Record(Launch& launch, IndexJob job) {
+void Record(KernelLaunch& launch, IndexJob job) {
   if (job.index.num_elements == 0) return;
   job.index = ReadFirst(launch, job.index, job.dest);
   if (job.source.num_elements > 0) {
@@ -134,7 +134,7 @@ void Record(Launch& launch, IndexJob job) {
   });
 }
 
-void PrepareIndexSelect(Launch& launch, const hal_arg* args,
+void PrepareIndexSelect(KernelLaunch& launch, const hal_arg* args,
                         uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_INDEX_SELECT, launch.memory(), args, num_args, 4);
   const driver_kit::IndexSelectPlan plan = driver_kit::CheckIndexSelect(check);
@@ -149,7 +149,7 @@ void PrepareIndexSelect(Launch& launch, const hal_arg* args,
                   .bound = in.tensor.sizes[plan.dim]});
 }
 
-void PrepareGather(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareGather(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_GATHER, launch.memory(), args, num_args, 4);
   const driver_kit::GatherPlan plan = driver_kit::CheckGather(check);
   const TensorArg out = AsRank1(plan.out);
@@ -163,7 +163,7 @@ void PrepareGather(Launch& launch, const hal_arg* args, uint32_t num_args) {
                   .bound = in.tensor.sizes[plan.dim]});
 }
 
-void PrepareIndexAdd(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareIndexAdd(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_INDEX_ADD, launch.memory(), args, num_args, 5);
   const driver_kit::IndexAddPlan plan = driver_kit::CheckIndexAdd(check);
   const TensorArg self = AsRank1(plan.self);
@@ -182,7 +182,7 @@ void PrepareIndexAdd(Launch& launch, const hal_arg* args, uint32_t num_args) {
 
 // scatter and scatter_add: the slices are index's shape with dim's size 1;
 // each walks index along dim.
-void RecordScatter(Launch& launch, const char* kernel,
+void RecordScatter(KernelLaunch& launch, const char* kernel,
                    const driver_kit::ScatterPlan& plan) {
   const TensorArg self = AsRank1(plan.self);
   IndexJob job{.kernel = kernel,
@@ -201,12 +201,12 @@ void RecordScatter(Launch& launch, const char* kernel,
   Record(launch, job);
 }
 
-void PrepareScatter(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareScatter(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SCATTER, launch.memory(), args, num_args, 4);
   RecordScatter(launch, HAL_KERNEL_SCATTER, driver_kit::CheckScatter(check));
 }
 
-void PrepareScatterAdd(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareScatterAdd(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SCATTER_ADD, launch.memory(), args, num_args, 4);
   RecordScatter(launch, HAL_KERNEL_SCATTER_ADD,
                 driver_kit::CheckScatterAdd(check));

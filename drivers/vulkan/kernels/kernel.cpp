@@ -1,4 +1,4 @@
-// ArgBlock packing, Launch recording, and the standard kernel families.
+// ArgBlock packing, KernelLaunch recording, and the standard kernel families.
 #include "kernels/kernel.h"
 
 #include <fmt/format.h>
@@ -57,16 +57,16 @@ void ArgBlock::I64(int64_t value) {
 
 void ArgBlock::U64(uint64_t value) { slots_.push_back(value); }
 
-Launch::Launch(Stream& stream, const char* kernel)
+KernelLaunch::KernelLaunch(Stream& stream, const char* kernel)
     : stream_(stream), kernel_(kernel) {}
 
-const Device& Launch::device() const { return stream_.device(); }
+const Device& KernelLaunch::device() const { return stream_.device(); }
 
-const driver_kit::DeviceMemory& Launch::memory() const {
+const driver_kit::DeviceMemory& KernelLaunch::memory() const {
   return stream_.device();
 }
 
-void Launch::Dispatch(std::string_view shader, uint64_t invocations,
+void KernelLaunch::Dispatch(std::string_view shader, uint64_t invocations,
                       const ArgBlock& block,
                       std::span<const uint32_t> specialization) {
   if (invocations == 0) {
@@ -86,9 +86,9 @@ void Launch::Dispatch(std::string_view shader, uint64_t invocations,
                          block.slots(), invocations);
 }
 
-Launch::~Launch() { stream_.FreeAfterWork(scratch_); }
+KernelLaunch::~KernelLaunch() { stream_.FreeAfterWork(scratch_); }
 
-hal_devptr Launch::Scratch(uint64_t bytes) {
+hal_devptr KernelLaunch::Scratch(uint64_t bytes) {
   scratch_.reserve(scratch_.size() + 1);  // push_back below cannot throw
   const hal_devptr address = stream_.device().memory().Allocate(
       std::max<uint64_t>(bytes, 1), kMinAlignment);
@@ -96,7 +96,7 @@ hal_devptr Launch::Scratch(uint64_t bytes) {
   return address;
 }
 
-void Launch::CheckOnCompletion(hal_devptr status,
+void KernelLaunch::CheckOnCompletion(hal_devptr status,
                                std::function<void(const int64_t* words)> check,
                                uint32_t words) {
   MemoryManager& memory = stream_.device().memory();

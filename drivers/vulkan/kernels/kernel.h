@@ -1,4 +1,4 @@
-// The standard kernel set as the Vulkan driver sees it, and the Launch a
+// The standard kernel set as the Vulkan driver sees it, and the KernelLaunch a
 // kernel's host code records through.
 //
 // Each kernel is a name and a `prepare` function. prepare() validates the
@@ -25,12 +25,12 @@
 namespace vulkan {
 
 class Device;
-class Launch;
+class KernelLaunch;
 class Stream;
 
 struct KernelDef {
   const char* name;
-  void (*prepare)(Launch& launch, const hal_arg* args, uint32_t num_args);
+  void (*prepare)(KernelLaunch& launch, const hal_arg* args, uint32_t num_args);
 };
 
 // The standard kernels, one list per family, each defined in the family's
@@ -66,14 +66,14 @@ class ArgBlock {
 
 // One launch: the validation context of prepare() and the recording of its
 // dispatches into the stream's current command batch.
-class Launch {
+class KernelLaunch {
  public:
-  Launch(Stream& stream, const char* kernel);
+  KernelLaunch(Stream& stream, const char* kernel);
   // Hands the launch's scratch memory to the stream, freed when the work
   // recorded so far completes.
-  ~Launch();
-  Launch(const Launch&) = delete;
-  Launch& operator=(const Launch&) = delete;
+  ~KernelLaunch();
+  KernelLaunch(const KernelLaunch&) = delete;
+  KernelLaunch& operator=(const KernelLaunch&) = delete;
 
   const Device& device() const;
   // For driver_kit::ArgChecker.

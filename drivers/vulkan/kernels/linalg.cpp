@@ -56,7 +56,7 @@ struct MatmulArgs {
   double beta = 0;
 };
 
-void Record(Launch& launch, const MatmulArgs& t) {
+void Record(KernelLaunch& launch, const MatmulArgs& t) {
   if (t.out.num_elements == 0) {
     return;
   }
@@ -102,7 +102,7 @@ void Record(Launch& launch, const MatmulArgs& t) {
   }
 }
 
-void PrepareMatmul(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareMatmul(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_MATMUL, launch.memory(), args, num_args, 3);
   const MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
                      check.Tensor(2, "b"), std::nullopt};
@@ -110,7 +110,7 @@ void PrepareMatmul(Launch& launch, const hal_arg* args, uint32_t num_args) {
   Record(launch, t);
 }
 
-void PrepareAddmm(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareAddmm(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADDMM, launch.memory(), args, num_args, 6);
   MatmulArgs t{check.Tensor(0, "out"), check.Tensor(2, "a"),
                check.Tensor(3, "b"), check.Tensor(1, "c")};

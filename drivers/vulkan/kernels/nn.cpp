@@ -90,7 +90,7 @@ struct LayerNormPass {
 // Records the kernel's stages: STATS over chunks of each group (a row, or
 // a normalized element for GRAD_PARAMS), COMBINE per group, APPLY per
 // element.
-void RecordPass(Launch& launch, const LayerNormPass& p) {
+void RecordPass(KernelLaunch& launch, const LayerNormPass& p) {
   const bool params = p.pass == NormPass::kGradParams;
   const int64_t rows = p.shapes->rows;
   const int64_t row_size = p.shapes->row_size;
@@ -142,7 +142,7 @@ void RecordPass(Launch& launch, const LayerNormPass& p) {
   }
 }
 
-void PrepareLayerNorm(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareLayerNorm(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_LAYER_NORM, launch.memory(), args, num_args, 8);
   const TensorArg out = check.Tensor(0, "out");
   const TensorArg mean = check.Tensor(1, "mean");
@@ -177,7 +177,7 @@ void PrepareLayerNorm(Launch& launch, const hal_arg* args, uint32_t num_args) {
   staged.Store();
 }
 
-void PrepareLayerNormBackward(Launch& launch, const hal_arg* args,
+void PrepareLayerNormBackward(KernelLaunch& launch, const hal_arg* args,
                               uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_LAYER_NORM_BACKWARD, launch.memory(), args,
                    num_args, 9);
@@ -240,7 +240,7 @@ void PrepareLayerNormBackward(Launch& launch, const hal_arg* args,
 // record: within lavapipe's loop limit with a few loops per sample.
 constexpr int64_t kNllChunk = 4096;
 
-void RecordNll(Launch& launch, const char* kernel, const NllArgs& nll,
+void RecordNll(KernelLaunch& launch, const char* kernel, const NllArgs& nll,
                const TensorArg& scores, const TensorArg& loss,
                const TensorArg& total_weight, bool backward) {
   const hal_devptr status = launch.Scratch(16);
@@ -290,7 +290,7 @@ void RecordNll(Launch& launch, const char* kernel, const NllArgs& nll,
   });
 }
 
-void PrepareNllLoss(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareNllLoss(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_NLL_LOSS, launch.memory(), args, num_args, 7);
   const TensorArg out = check.Tensor(0, "out");
   const TensorArg total_weight = check.Tensor(1, "total_weight");
@@ -312,7 +312,7 @@ void PrepareNllLoss(Launch& launch, const hal_arg* args, uint32_t num_args) {
   staged.Store();
 }
 
-void PrepareNllLossBackward(Launch& launch, const hal_arg* args,
+void PrepareNllLossBackward(KernelLaunch& launch, const hal_arg* args,
                             uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_NLL_LOSS_BACKWARD, launch.memory(), args,
                    num_args, 7);

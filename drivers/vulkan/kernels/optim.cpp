@@ -31,7 +31,7 @@ constexpr size_t kConstants = 8;
 
 // Records one optim.comp launch over `param`'s elements; `constants` are
 // converted to the compute type (unused ones are 0).
-void Record(Launch& launch, const char* kernel, const TensorArg& param,
+void Record(KernelLaunch& launch, const char* kernel, const TensorArg& param,
             const TensorArg& grad, const std::array<TensorArg, 3>& state,
             const std::array<double, kConstants>& constants, int64_t flags) {
   ArgBlock block;
@@ -47,7 +47,7 @@ void Record(Launch& launch, const char* kernel, const TensorArg& param,
   launch.Dispatch(Variant(kernel, param.dtype()), count, block);
 }
 
-void PrepareSgdStep(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareSgdStep(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SGD_STEP, launch.memory(), args, num_args, 10);
   const driver_kit::SgdArgs sgd = driver_kit::CheckSgdStep(check);
   if (sgd.param.num_elements == 0) return;
@@ -63,7 +63,7 @@ void PrepareSgdStep(Launch& launch, const hal_arg* args, uint32_t num_args) {
          {o.weight_decay, o.momentum, 1.0 - o.dampening, -o.lr}, flags);
 }
 
-void PrepareAdamStep(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareAdamStep(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADAM_STEP, launch.memory(), args, num_args, 14);
   const driver_kit::AdamArgs adam = driver_kit::CheckAdamStep(check);
   if (adam.param.num_elements == 0) return;

@@ -20,7 +20,7 @@
 namespace vulkan {
 namespace {
 
-void PrepareMaxPool2d(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareMaxPool2d(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   const driver_kit::MaxPool2dArgs pool =
       driver_kit::CheckMaxPool2d(launch.memory(), args, num_args);
   if (pool.out.num_elements == 0) {
@@ -43,7 +43,7 @@ void PrepareMaxPool2d(Launch& launch, const hal_arg* args, uint32_t num_args) {
   outputs.Store();
 }
 
-void PrepareMaxPool2dBackward(Launch& launch, const hal_arg* args,
+void PrepareMaxPool2dBackward(KernelLaunch& launch, const hal_arg* args,
                               uint32_t num_args) {
   const driver_kit::MaxPool2dBackwardArgs pool =
       driver_kit::CheckMaxPool2dBackward(launch.memory(), args, num_args);

@@ -29,7 +29,7 @@ struct Draw {
   int64_t threshold = 0;  // bernoulli with a scalar p
 };
 
-void Record(Launch& launch, const std::string& variant, const TensorArg& out,
+void Record(KernelLaunch& launch, const std::string& variant, const TensorArg& out,
             const RandomStream& stream, const Draw& draw) {
   ArgBlock block;
   block.Tensor(out);
@@ -45,7 +45,7 @@ void Record(Launch& launch, const std::string& variant, const TensorArg& out,
 }
 
 // uniform and normal do their arithmetic in double.
-void RequireDouble(const ArgChecker& check, const Launch& launch) {
+void RequireDouble(const ArgChecker& check, const KernelLaunch& launch) {
   if ((launch.memory().dtypes() & HAL_DTYPE_BIT(HAL_DTYPE_F64)) == 0) {
     driver_kit::Fail(HAL_STATUS_UNSUPPORTED,
                      "{}: needs double arithmetic (shaderFloat64), which this "
@@ -54,7 +54,7 @@ void RequireDouble(const ArgChecker& check, const Launch& launch) {
   }
 }
 
-void PrepareUniform(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareUniform(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_UNIFORM, launch.memory(), args, num_args, 5);
   const driver_kit::UniformArgs uniform = driver_kit::CheckUniform(check);
   RequireDouble(check, launch);
@@ -63,7 +63,7 @@ void PrepareUniform(Launch& launch, const hal_arg* args, uint32_t num_args) {
          uniform.stream, {.a = uniform.low, .b = uniform.high});
 }
 
-void PrepareNormal(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareNormal(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_NORMAL, launch.memory(), args, num_args, 5);
   const driver_kit::NormalArgs normal = driver_kit::CheckNormal(check);
   RequireDouble(check, launch);
@@ -72,7 +72,7 @@ void PrepareNormal(Launch& launch, const hal_arg* args, uint32_t num_args) {
          normal.stream, {.a = normal.mean, .b = normal.std});
 }
 
-void PrepareBernoulli(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareBernoulli(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_BERNOULLI, launch.memory(), args, num_args, 4);
   const driver_kit::BernoulliArgs bernoulli = driver_kit::CheckBernoulli(check);
   const TensorArg& out = bernoulli.out;

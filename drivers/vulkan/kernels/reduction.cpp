@@ -98,7 +98,7 @@ constexpr int64_t kChunk = 4096;
 // reduce.comp's passes.
 enum Pass : int64_t { kWhole = 0, kPartial = 1, kCombine = 2 };
 
-void Record(Launch& launch, const ReduceJob& job, int64_t count) {
+void Record(KernelLaunch& launch, const ReduceJob& job, int64_t count) {
   if (count == 0) {
     return;
   }
@@ -191,7 +191,7 @@ constexpr KeepdimOp Describe(Keepdim op) {
 }
 
 template <Keepdim kOp>
-void PrepareKeepdim(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareKeepdim(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   constexpr KeepdimOp kDesc = Describe(kOp);
   ArgChecker check(kDesc.kernel, launch.memory(), args, num_args,
                    kDesc.correction ? 3 : 2);
@@ -236,7 +236,7 @@ void PrepareKeepdim(Launch& launch, const hal_arg* args, uint32_t num_args) {
 // --- along one dim: max_dim, min_dim, argmax, argmin -------------------------
 
 template <bool kMax, bool kWithValues>
-void PrepareAlongDim(Launch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareAlongDim(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
   constexpr const char* kName =
       kWithValues ? (kMax ? HAL_KERNEL_MAX_DIM : HAL_KERNEL_MIN_DIM)
                   : (kMax ? HAL_KERNEL_ARGMAX : HAL_KERNEL_ARGMIN);

@@ -16,7 +16,7 @@ TensorArg AbsentTensor() {
   return absent;
 }
 
-Staged::Staged(Launch& launch, const TensorArg& output, int32_t dtype)
+Staged::Staged(KernelLaunch& launch, const TensorArg& output, int32_t dtype)
     : output_(output), scratch_(output) {
   hal_tensor& t = scratch_.tensor;
   t.dtype = dtype;
@@ -33,7 +33,7 @@ Staged::Staged(Launch& launch, const TensorArg& output, int32_t dtype)
   scratch_.end_byte = t.data + bytes;
 }
 
-void Staged::Store(Launch& launch) const {
+void Staged::Store(KernelLaunch& launch) const {
   RecordCopy(launch, output_, scratch_);
 }
 

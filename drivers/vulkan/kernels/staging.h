@@ -5,7 +5,7 @@
 // converting its dtype under copy's rules (sum into another dtype stages in
 // its accumulator's dtype).
 //
-// Scratch memory belongs to the launch (Launch::Scratch) and is released
+// Scratch memory belongs to the launch (KernelLaunch::Scratch) and is released
 // when the launch's work completes.
 #ifndef HAL_DRIVERS_VULKAN_KERNELS_STAGING_H_
 #define HAL_DRIVERS_VULKAN_KERNELS_STAGING_H_
@@ -26,12 +26,12 @@ driver_kit::TensorArg AbsentTensor();
 // stores it into `output`.
 class Staged {
  public:
-  Staged(Launch& launch, const driver_kit::TensorArg& output, int32_t dtype);
+  Staged(KernelLaunch& launch, const driver_kit::TensorArg& output, int32_t dtype);
 
   const driver_kit::TensorArg& tensor() const { return scratch_; }
   hal_devptr address() const { return scratch_.tensor.data; }
   // Records output <- scratch.
-  void Store(Launch& launch) const;
+  void Store(KernelLaunch& launch) const;
 
  private:
   driver_kit::TensorArg output_;
@@ -41,7 +41,7 @@ class Staged {
 // The outputs of one launch, each staged when it overlaps an input.
 class StagedOutputs {
  public:
-  explicit StagedOutputs(Launch& launch) : launch_(launch) {}
+  explicit StagedOutputs(KernelLaunch& launch) : launch_(launch) {}
 
   // Returns what the kernel should write for `output`: itself, or a staged
   // copy when it overlaps one of `inputs` (null entries are skipped), unless
@@ -55,7 +55,7 @@ class StagedOutputs {
   void Store() const;
 
  private:
-  Launch& launch_;
+  KernelLaunch& launch_;
   std::deque<driver_kit::TensorArg> direct_;  // stable addresses
   std::deque<Staged> staged_;
 };
