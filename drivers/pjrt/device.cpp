@@ -16,7 +16,10 @@ using driver_kit::Fail;
 // Memory figure for a plugin that reports no limit: HAL_PJRT_MEMORY bytes, or
 // 16 GiB, a nominal size that only bounds what one process may allocate.
 uint64_t NominalMemory() {
-  const char* text = std::getenv("HAL_PJRT_MEMORY");
+  // Read while the runtime creates the devices, before any other thread
+  // uses the driver.
+  const char* text =
+      std::getenv("HAL_PJRT_MEMORY");  // NOLINT(concurrency-mt-unsafe)
   char* end = nullptr;
   const unsigned long long value = text ? std::strtoull(text, &end, 10) : 0;
   if (text != nullptr && end != text && *end == '\0' && value > 0) {
@@ -61,8 +64,10 @@ void CopyString(char* dst, size_t capacity, const std::string& text) {
 }  // namespace
 
 size_t ProgramCacheCapacity() {
+  // Read once, while the runtime creates the devices.
   static const size_t capacity = [] {
-    const char* text = std::getenv("HAL_PJRT_PROGRAM_CACHE");
+    const char* text =
+        std::getenv("HAL_PJRT_PROGRAM_CACHE");  // NOLINT(concurrency-mt-unsafe)
     char* end = nullptr;
     const unsigned long long value = text ? std::strtoull(text, &end, 10) : 0;
     if (text != nullptr && end != text && *end == '\0' && value > 0) {
