@@ -224,7 +224,7 @@ json run_profile(const Options& options, const std::string& log) {
     output += line + "\n";
     if (!line.empty()) last_line = line;
   };
-  const auto deadline = Clock::now() + options.test_timeout;
+  const auto deadline = Clock::now() + options.profile_timeout;
   spec.deadline = [deadline] { return deadline; };
   const ChildExit exit = run_child(spec);
   std::ofstream(log) << output;
@@ -529,7 +529,8 @@ json certify_driver(const Options& options) {
         {"quick", options.quick},
         {"filter", options.filter},
         {"waivers", options.waivers},
-        {"test_timeout_s", options.test_timeout.count()}}},
+        {"test_timeout_s", options.test_timeout.count()},
+        {"profile_timeout_s", options.profile_timeout.count()}}},
       {"identity",
        {{"driver", driver},
         {"hal_version", HAL_VERSION_STRING},

@@ -36,6 +36,9 @@ struct Options {
   std::string waivers;  // JSON file, optional
   std::string filter;   // extra GoogleTest filter (narrows the run)
   std::chrono::seconds test_timeout{120};
+  // The profile (identity, properties, measurements) runs once and does
+  // far more work than one test: its own, longer bound.
+  std::chrono::seconds profile_timeout{600};
   std::string conformance;  // hal-conformance; default: next to hal-certify
   std::string self;         // hal-certify itself, for the profile child
 };

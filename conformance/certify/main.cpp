@@ -37,6 +37,8 @@ constexpr std::string_view kUsage =
   --filter FILTER        a GoogleTest filter narrowing the suite
   --test-timeout S       longest one test may run before it is a TIMEOUT
                          (default 120)
+  --profile-timeout S    longest the driver profile (identity, properties,
+                         measurements) may run (default 600)
   --conformance PATH     hal-conformance to use (default: next to hal-certify)
 )";
 
@@ -91,6 +93,8 @@ int main(int argc, char** argv) {
       options.filter = value();
     } else if (arg == "--test-timeout") {
       options.test_timeout = std::chrono::seconds(number(1));
+    } else if (arg == "--profile-timeout") {
+      options.profile_timeout = std::chrono::seconds(number(1));
     } else if (arg == "--conformance") {
       options.conformance = value();
     } else if (arg == "--profile") {
