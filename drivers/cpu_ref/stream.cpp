@@ -60,7 +60,8 @@ uint64_t Stream::Enqueue(Operation operation, uint64_t bytes) {
   }
   // Only producers write enqueued_, and they hold producer_mutex_.
   const uint64_t sequence = enqueued_.load(std::memory_order_relaxed) + 1;
-  if (bytes <= InlineLimit() && IsComplete(sequence - 1)) {
+  const uint64_t inline_limit = InlineLimit();
+  if (inline_limit > 0 && bytes <= inline_limit && IsComplete(sequence - 1)) {
     // Idle: the worker has finished everything and finds nothing new until
     // enqueued_ moves, which happens after completed_ (HasPendingWork).
     Run(operation, sequence);

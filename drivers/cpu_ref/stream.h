@@ -67,7 +67,8 @@ class Stream {
 
   // Appends an operation that reads and writes `bytes` bytes of memory;
   // returns its sequence number. Runs it on the calling thread instead if
-  // the stream is idle and `bytes` <= InlineLimit() (device.h). Blocks
+  // the stream is idle and `bytes` <= InlineLimit() (device.h), unless that
+  // limit is 0 (inline execution off). Blocks
   // while the ring is full. Never called by this stream's own worker.
   uint64_t Enqueue(Operation operation, uint64_t bytes);
   // Sequence number of the last enqueued operation (0 if none).
