@@ -13,19 +13,23 @@ namespace {
 
 using driver_kit::Fail;
 
-// Memory figure for a plugin that reports no limit: HAL_PJRT_MEMORY bytes, or
-// 16 GiB, a nominal size that only bounds what one process may allocate.
-uint64_t NominalMemory() {
-  // Read while the runtime creates the devices, before any other thread
-  // uses the driver.
-  const char* text =
-      std::getenv("HAL_PJRT_MEMORY");  // NOLINT(concurrency-mt-unsafe)
+// A positive integer from the environment variable `name`, else `fallback`.
+// Read while the runtime creates the devices, before any other thread uses
+// the driver.
+uint64_t EnvPositive(const char* name, uint64_t fallback) {
+  const char* text = std::getenv(name);  // NOLINT(concurrency-mt-unsafe)
   char* end = nullptr;
   const unsigned long long value = text ? std::strtoull(text, &end, 10) : 0;
   if (text != nullptr && end != text && *end == '\0' && value > 0) {
     return value;
   }
-  return uint64_t{16} << 30;
+  return fallback;
+}
+
+// Memory figure for a plugin that reports no limit: HAL_PJRT_MEMORY bytes, or
+// 16 GiB, a nominal size that only bounds what one process may allocate.
+uint64_t NominalMemory() {
+  return EnvPositive("HAL_PJRT_MEMORY", uint64_t{16} << 30);
 }
 
 c::BufferType BufferTypeOf(int32_t dtype) {
@@ -64,17 +68,8 @@ void CopyString(char* dst, size_t capacity, const std::string& text) {
 }  // namespace
 
 size_t ProgramCacheCapacity() {
-  // Read once, while the runtime creates the devices.
-  static const size_t capacity = [] {
-    const char* text =
-        std::getenv("HAL_PJRT_PROGRAM_CACHE");  // NOLINT(concurrency-mt-unsafe)
-    char* end = nullptr;
-    const unsigned long long value = text ? std::strtoull(text, &end, 10) : 0;
-    if (text != nullptr && end != text && *end == '\0' && value > 0) {
-      return static_cast<size_t>(value);
-    }
-    return kDefaultProgramCacheCapacity;
-  }();
+  static const auto capacity = static_cast<size_t>(
+      EnvPositive("HAL_PJRT_PROGRAM_CACHE", kDefaultProgramCacheCapacity));
   return capacity;
 }
 
