@@ -1,6 +1,7 @@
 // batch_norm and batch_norm_backward on Vulkan, in three passes each
 // (shaders/conv/batch_norm*.comp): per-channel statistics into scratch
-// memory (a workgroup per channel, its sums in a fixed tree), the
+// memory (a workgroup per channel, its sums in a fixed tree; long channels
+// are summed in slices first, shaders/conv/channel_sum.glsl), the
 // elementwise pass over [N, C, ...], and the per-channel outputs last, since
 // they may overlap inputs the first passes read.
 //
@@ -81,9 +82,55 @@ void PackFloat(ArgBlock& block, int32_t dtype, double value) {
   PackScalar(block, dtype, ScalarArg{.is_integer = false, .f64 = value});
 }
 
-// The statistics passes run a workgroup per channel.
-uint64_t ChannelInvocations(const KernelLaunch& launch, int64_t channels) {
-  return static_cast<uint64_t>(channels) * launch.device().workgroup_size();
+// The statistics shaders' phases (shaders/conv/channel_sum.glsl).
+enum Phase : int64_t {
+  kWhole = 0,
+  kSlices = 1,
+  kCombine = 2,
+  kMean = 3,
+  kDeviations = 4,
+};
+
+// Values one lane of a statistics workgroup sums per pass: each costs a loop
+// iteration and up to two walks over the rank, so a pass stays within
+// lavapipe's loop limit (common.glsl) even at rank 8.
+constexpr int64_t kLaneSteps = 2048;
+
+// How the statistics passes cover each channel's values: whole, or in
+// slices of `slice_values` whose two sums each go to `partials`.
+struct ChannelSlices {
+  int64_t channels;
+  int64_t slices = 1;
+  int64_t slice_values = 0;
+  hal_devptr partials = 0;
+
+  // The phase's argument-block tail, after the shader's own arguments.
+  void Pack(ArgBlock& block, Phase phase) const {
+    block.I64(phase);
+    block.U64(partials);
+    block.I64(slices);
+    block.I64(slice_values);
+  }
+  // A workgroup per slice in the sliced phases, else per channel.
+  uint64_t Invocations(const KernelLaunch& launch, Phase phase) const {
+    const bool sliced = phase == kSlices || phase == kDeviations;
+    return static_cast<uint64_t>(channels * (sliced ? slices : 1)) *
+           launch.device().workgroup_size();
+  }
+};
+
+ChannelSlices SliceChannels(KernelLaunch& launch, int32_t dtype,
+                            int64_t channels, int64_t per_channel) {
+  ChannelSlices slicing{channels};
+  const int64_t slice_values = kLaneSteps * launch.device().workgroup_size();
+  if (per_channel > slice_values) {
+    slicing.slice_values = slice_values;
+    slicing.slices = (per_channel + slice_values - 1) / slice_values;
+    const uint64_t compute_size = dtype == HAL_DTYPE_F64 ? 8 : 4;
+    slicing.partials = launch.Scratch(
+        static_cast<uint64_t>(channels * slicing.slices) * 2 * compute_size);
+  }
+  return slicing;
 }
 
 hal_devptr StatsScratch(KernelLaunch& launch, int32_t dtype, int64_t channels) {
@@ -92,7 +139,8 @@ hal_devptr StatsScratch(KernelLaunch& launch, int32_t dtype, int64_t channels) {
                         compute_size);
 }
 
-void PrepareBatchNorm(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareBatchNorm(KernelLaunch& launch, const hal_arg* args,
+                      uint32_t num_args) {
   const driver_kit::BatchNormArgs bn =
       driver_kit::CheckBatchNorm(launch.memory(), args, num_args);
   const int32_t dtype = bn.in.dtype();
@@ -110,7 +158,10 @@ void PrepareBatchNorm(KernelLaunch& launch, const hal_arg* args, uint32_t num_ar
   }
   const int64_t channels = bn.layout.channels;
   const hal_devptr stats = StatsScratch(launch, dtype, channels);
-  {
+  // Evaluation reads no values: one pass.
+  const ChannelSlices slicing = SliceChannels(
+      launch, dtype, channels, bn.training ? bn.layout.Count() : 0);
+  const auto statistics = [&](Phase phase) {
     ArgBlock block;
     block.Tensor(bn.in);
     block.Tensor(OrAbsent(bn.weight));
@@ -123,8 +174,16 @@ void PrepareBatchNorm(KernelLaunch& launch, const hal_arg* args, uint32_t num_ar
     block.I64(bn.layout.Count());
     block.I64(channels);
     PackFloat(block, dtype, bn.eps);
+    slicing.Pack(block, phase);
     launch.Dispatch(Variant("batch_norm_stats", dtype),
-                    ChannelInvocations(launch, channels), block);
+                    slicing.Invocations(launch, phase), block);
+  };
+  if (slicing.slices > 1) {
+    for (const Phase phase : {kSlices, kMean, kDeviations, kCombine}) {
+      statistics(phase);
+    }
+  } else {
+    statistics(kWhole);
   }
   {
     StagedOutputs outputs(launch);
@@ -178,7 +237,9 @@ void PrepareBatchNormBackward(KernelLaunch& launch, const hal_arg* args,
     return;
   }
   const hal_devptr stats = StatsScratch(launch, dtype, channels);
-  {
+  const ChannelSlices slicing =
+      SliceChannels(launch, dtype, channels, bn.layout.Count());
+  const auto statistics = [&](Phase phase) {
     ArgBlock block;
     block.Tensor(bn.grad_out);
     block.Tensor(bn.in);
@@ -191,8 +252,15 @@ void PrepareBatchNormBackward(KernelLaunch& launch, const hal_arg* args,
     block.I64(bn.layout.Count());
     block.I64(channels);
     PackFloat(block, dtype, bn.eps);
+    slicing.Pack(block, phase);
     launch.Dispatch(Variant("batch_norm_backward_stats", dtype),
-                    ChannelInvocations(launch, channels), block);
+                    slicing.Invocations(launch, phase), block);
+  };
+  if (slicing.slices > 1) {
+    statistics(kSlices);
+    statistics(kCombine);
+  } else {
+    statistics(kWhole);
   }
   if (input_gradient) {
     StagedOutputs outputs(launch);

@@ -3,6 +3,8 @@
 // (shaders/conv/conv2d*.comp): the input gradient gathers the terms that
 // read each input position instead of scattering them; the weight gradient
 // sums over chunks of grad_out's rows and then adds the chunks in order.
+// conv2d and the input gradient sum over (channel, kernel row) steps, in
+// several passes where there are many (CarriedSum).
 #include "kernels/conv.h"
 
 #include <algorithm>
@@ -28,7 +30,21 @@ void PackGeometry(ArgBlock& block, const ConvGeometry& g) {
   }
 }
 
-void PrepareConv2d(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+// Loop iterations one invocation may spend in a pass or chunk: within
+// lavapipe's limit (common.glsl) with room for the rest of the shader.
+constexpr int64_t kPassLoop = 32768;
+
+// The (channel, kernel row) steps of conv2d and its input gradient, each a
+// loop over the kernel's columns, in passes of at most kPassLoop iterations.
+CarriedSum ChannelRowSteps(KernelLaunch& launch, int64_t channels,
+                           const hal_tensor& weight, int64_t outputs) {
+  return CarriedSum(launch, channels * weight.sizes[2],
+                    std::max<int64_t>(1, kPassLoop / (weight.sizes[3] + 1)),
+                    outputs);
+}
+
+void PrepareConv2d(KernelLaunch& launch, const hal_arg* args,
+                   uint32_t num_args) {
   const driver_kit::Conv2dArgs conv =
       driver_kit::CheckConv2d(launch.memory(), args, num_args);
   if (conv.out.num_elements == 0) {
@@ -37,16 +53,22 @@ void PrepareConv2d(KernelLaunch& launch, const hal_arg* args, uint32_t num_args)
   StagedOutputs outputs(launch);
   const TensorArg& out = outputs.Add(
       conv.out, {&conv.in, &conv.weight, conv.bias ? &*conv.bias : nullptr});
-  ArgBlock block;
-  block.Tensor(out);
-  block.Tensor(conv.in);
-  block.Tensor(conv.weight);
-  block.Tensor(conv.bias ? *conv.bias : AbsentTensor());
-  block.I64(conv.bias ? 1 : 0);
-  PackGeometry(block, conv.g);
-  block.I64(conv.out.num_elements);
-  launch.Dispatch(Variant("conv2d", conv.out.dtype()), conv.out.num_elements,
-                  block);
+  const hal_tensor& weight = conv.weight.tensor;
+  const CarriedSum steps =
+      ChannelRowSteps(launch, weight.sizes[1], weight, conv.out.num_elements);
+  for (int64_t pass = 0; pass < steps.passes(); ++pass) {
+    ArgBlock block;
+    block.Tensor(out);
+    block.Tensor(conv.in);
+    block.Tensor(conv.weight);
+    block.Tensor(conv.bias ? *conv.bias : AbsentTensor());
+    block.I64(conv.bias ? 1 : 0);
+    PackGeometry(block, conv.g);
+    block.I64(conv.out.num_elements);
+    steps.Pack(block, pass);
+    launch.Dispatch(Variant("conv2d", conv.out.dtype()), conv.out.num_elements,
+                    block);
+  }
   outputs.Store();
 }
 
@@ -64,11 +86,8 @@ ArgBlock GradientBlock(const TensorArg& grad,
   return block;
 }
 
-// (n, y) rows of grad_out one invocation of conv2d_backward_weight folds:
-// about kWeightLoop loop iterations (within lavapipe's limit, common.glsl).
-constexpr int64_t kWeightLoop = 32768;
-
-// conv2d_backward_input: one dispatch, an invocation per grad_in element.
+// conv2d_backward_input: an invocation per grad_in element, in passes over
+// the group's output channels and kernel rows.
 // conv2d_backward_weight: a sum per grad_weight element and chunk of rows,
 // then, for more than one chunk, a pass adding each element's sums in order.
 void DispatchGradient(KernelLaunch& launch, const char* kernel,
@@ -81,14 +100,21 @@ void DispatchGradient(KernelLaunch& launch, const char* kernel,
   const std::string variant = Variant(kernel, conv.grad.dtype());
   const int64_t elements = conv.grad.num_elements;
   if (!weight) {
-    launch.Dispatch(variant, elements, GradientBlock(grad, conv, elements));
+    const hal_tensor& w = conv.other.tensor;
+    const CarriedSum steps =
+        ChannelRowSteps(launch, w.sizes[0] / conv.g.groups, w, elements);
+    for (int64_t pass = 0; pass < steps.passes(); ++pass) {
+      ArgBlock block = GradientBlock(grad, conv, elements);
+      steps.Pack(block, pass);
+      launch.Dispatch(variant, elements, block);
+    }
     outputs.Store();
     return;
   }
   const hal_tensor& grad_out = conv.grad_out.tensor;
   const int64_t rows = grad_out.sizes[0] * grad_out.sizes[2];
   const int64_t chunk =
-      std::max<int64_t>(1, kWeightLoop / (grad_out.sizes[3] + 1));
+      std::max<int64_t>(1, kPassLoop / (grad_out.sizes[3] + 1));
   const int64_t parts = std::max<int64_t>(1, (rows + chunk - 1) / chunk);
   const hal_devptr records =
       parts > 1 ? launch.Scratch(static_cast<uint64_t>(elements * parts) * 8)

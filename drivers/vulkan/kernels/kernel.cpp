@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "device.h"
@@ -67,8 +68,8 @@ const driver_kit::DeviceMemory& KernelLaunch::memory() const {
 }
 
 void KernelLaunch::Dispatch(std::string_view shader, uint64_t invocations,
-                      const ArgBlock& block,
-                      std::span<const uint32_t> specialization) {
+                            const ArgBlock& block,
+                            std::span<const uint32_t> specialization) {
   if (invocations == 0) {
     return;
   }
@@ -96,9 +97,19 @@ hal_devptr KernelLaunch::Scratch(uint64_t bytes) {
   return address;
 }
 
-void KernelLaunch::CheckOnCompletion(hal_devptr status,
-                               std::function<void(const int64_t* words)> check,
-                               uint32_t words) {
+hal_devptr KernelLaunch::ZeroedScratch(uint64_t bytes) {
+  // vkCmdFillBuffer writes whole 4-byte words (Scratch is 256-byte aligned).
+  const uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 3) / 4 * 4;
+  const hal_devptr address = Scratch(rounded);
+  const Region region =
+      stream_.device().memory().Resolve(address, rounded, "zeroed scratch");
+  stream_.RecordFill(region.block->buffer, region.offset, rounded, 0);
+  return address;
+}
+
+void KernelLaunch::CheckOnCompletion(
+    hal_devptr status, std::function<void(const int64_t* words)> check,
+    uint32_t words) {
   MemoryManager& memory = stream_.device().memory();
   const uint64_t bytes = uint64_t{words} * 8;
   const Region region = memory.Resolve(status, bytes, "status words");
@@ -118,6 +129,26 @@ void KernelLaunch::CheckOnCompletion(hal_devptr status,
   stream_.OnCompletion([readback, check = std::move(check)] {
     check(reinterpret_cast<const int64_t*>(readback->mapped));
   });
+}
+
+CarriedSum::CarriedSum(KernelLaunch& launch, int64_t steps,
+                       int64_t steps_per_pass, int64_t slots)
+    : steps_(steps),
+      steps_per_pass_(steps_per_pass),
+      passes_(
+          std::max<int64_t>(1, (steps + steps_per_pass - 1) / steps_per_pass)) {
+  if (passes_ > 1) {
+    carry_ = launch.Scratch(static_cast<uint64_t>(slots) * 8);
+  }
+}
+
+void CarriedSum::Pack(ArgBlock& block, int64_t pass) const {
+  // common.glsl's CARRY_IN and CARRY_OUT.
+  constexpr int64_t kCarryIn = 1, kCarryOut = 2;
+  block.I64(pass * steps_per_pass_);
+  block.I64(std::min(steps_, (pass + 1) * steps_per_pass_));
+  block.U64(carry_);
+  block.I64((pass > 0 ? kCarryIn : 0) | (pass + 1 < passes_ ? kCarryOut : 0));
 }
 
 std::vector<Kernel> MakeStandardKernels(Device* device) {

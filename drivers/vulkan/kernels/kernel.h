@@ -92,6 +92,9 @@ class KernelLaunch {
   // Device scratch memory for multi-pass kernels (256-byte aligned, contents
   // undefined), valid until this launch's work completes.
   hal_devptr Scratch(uint64_t bytes);
+  // Scratch whose bytes are all zero (0 and +0.0 of every dtype) when the
+  // launch's next dispatch runs.
+  hal_devptr ZeroedScratch(uint64_t bytes);
 
   // After this launch's work completes, `check` reads `words` int64 words at
   // `status` (scratch the shaders wrote); an Error it throws becomes the
@@ -105,6 +108,28 @@ class KernelLaunch {
   Stream& stream_;
   const char* kernel_;
   std::vector<hal_devptr> scratch_;
+};
+
+// A sum that one invocation cannot run to the end (lavapipe's loop limit,
+// shaders/common.glsl), cut into passes over consecutive ranges of its
+// `steps` that hand their running sums on in `slots` 8-byte slots of
+// scratch, one per output element (or more: max_pool2d's carries a value
+// and an index; common.glsl's carried sums). One pass needs no scratch.
+class CarriedSum {
+ public:
+  CarriedSum(KernelLaunch& launch, int64_t steps, int64_t steps_per_pass,
+             int64_t slots);
+
+  int64_t passes() const { return passes_; }
+  // Appends pass `pass`'s four arguments: step_begin, step_end, carry and
+  // carry_flags.
+  void Pack(ArgBlock& block, int64_t pass) const;
+
+ private:
+  int64_t steps_;
+  int64_t steps_per_pass_;
+  int64_t passes_;
+  hal_devptr carry_ = 0;
 };
 
 }  // namespace vulkan

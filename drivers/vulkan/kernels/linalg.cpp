@@ -2,7 +2,8 @@
 // shaders/linalg/matmul.comp: a shared-memory, register-tiled product whose
 // tile shape is chosen here per device and launch and passed as
 // specialization constants. matmul is addmm without c and with alpha 1
-// (multiplying by 1 is exact, so both share every bit of the product).
+// (multiplying by 1 is exact, so both share every bit of the product). A k
+// beyond kStepsPerPass takes several passes that carry their sums on.
 //
 // The shader reads c element by element just before writing the same
 // element of out, so out may alias c exactly; any other overlap with an
@@ -49,6 +50,11 @@ Tiling ChooseTiling(const Device& device, int64_t m, int64_t n) {
   return large ? Tiling{8, 8, wn, 8, 1} : Tiling{4, 4, wn, 16, 1};
 }
 
+// k steps one pass takes at most (a longer k is a CarriedSum): at most three
+// loop iterations per step with any tiling, so within lavapipe's loop limit
+// (common.glsl); a multiple of every BK, so the passes cut no slice.
+constexpr int64_t kStepsPerPass = 16384;
+
 struct MatmulArgs {
   TensorArg out, a, b;
   std::optional<TensorArg> c;  // read only when beta != 0
@@ -73,36 +79,43 @@ void Record(KernelLaunch& launch, const MatmulArgs& t) {
   }
   const Tiling tiling = ChooseTiling(launch.device(), m, n);
   const uint32_t threads = launch.device().workgroup_size();
-  const int64_t block_m = threads / tiling.wn * tiling.tm;
+  const int64_t block_m = int64_t{threads / tiling.wn} * tiling.tm;
   const int64_t block_n = int64_t{tiling.wn} * tiling.tn;
   const int64_t tiles_m = (m + block_m - 1) / block_m;
   const int64_t tiles_n = (n + block_n - 1) / block_n;
 
-  ArgBlock block;
-  block.Tensor(staged ? staged->tensor() : t.out);
-  block.Tensor(t.a);
-  block.Tensor(t.b);
-  block.Tensor(t.c ? *t.c : AbsentTensor());
-  block.U64(static_cast<uint64_t>(tiles_m));
-  block.U64(static_cast<uint64_t>(tiles_n));
-  if (t.out.dtype() == HAL_DTYPE_F64) {
-    block.F64(t.alpha);
-    block.F64(t.beta);
-  } else {
-    block.F32(static_cast<float>(t.alpha));
-    block.F32(static_cast<float>(t.beta));
-  }
+  const CarriedSum k_passes(launch, t.a.tensor.sizes[rank - 1], kStepsPerPass,
+                            batches * m * n);
   const std::array<uint32_t, 5> specialization = {
       tiling.tm, tiling.tn, tiling.wn, tiling.bk, tiling.shared};
-  launch.Dispatch(fmt::format("matmul_{}", DtypeName(t.out.dtype())),
-                  static_cast<uint64_t>(batches * tiles_m * tiles_n) * threads,
-                  block, specialization);
+  for (int64_t pass = 0; pass < k_passes.passes(); ++pass) {
+    ArgBlock block;
+    block.Tensor(staged ? staged->tensor() : t.out);
+    block.Tensor(t.a);
+    block.Tensor(t.b);
+    block.Tensor(t.c ? *t.c : AbsentTensor());
+    block.U64(static_cast<uint64_t>(tiles_m));
+    block.U64(static_cast<uint64_t>(tiles_n));
+    k_passes.Pack(block, pass);
+    if (t.out.dtype() == HAL_DTYPE_F64) {
+      block.F64(t.alpha);
+      block.F64(t.beta);
+    } else {
+      block.F32(static_cast<float>(t.alpha));
+      block.F32(static_cast<float>(t.beta));
+    }
+    launch.Dispatch(
+        fmt::format("matmul_{}", DtypeName(t.out.dtype())),
+        static_cast<uint64_t>(batches * tiles_m * tiles_n) * threads, block,
+        specialization);
+  }
   if (staged) {
     staged->Store(launch);
   }
 }
 
-void PrepareMatmul(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareMatmul(KernelLaunch& launch, const hal_arg* args,
+                   uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_MATMUL, launch.memory(), args, num_args, 3);
   const MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
                      check.Tensor(2, "b"), std::nullopt};
@@ -110,7 +123,8 @@ void PrepareMatmul(KernelLaunch& launch, const hal_arg* args, uint32_t num_args)
   Record(launch, t);
 }
 
-void PrepareAddmm(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareAddmm(KernelLaunch& launch, const hal_arg* args,
+                  uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADDMM, launch.memory(), args, num_args, 6);
   MatmulArgs t{check.Tensor(0, "out"), check.Tensor(2, "a"),
                check.Tensor(3, "b"), check.Tensor(1, "c")};

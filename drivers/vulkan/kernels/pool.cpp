@@ -1,13 +1,17 @@
 // max_pool2d and max_pool2d_backward on Vulkan (shaders/conv/max_pool2d*).
 //
-// The forward pass is one invocation per window. The backward pass cannot
+// The forward pass is one invocation per window, in passes over the window's
+// rows where it has many taps (CarriedSum). The backward pass cannot
 // know which windows point at an input position (the indices are data), so
 // it scatters per plane instead: one invocation per plane accumulates its
-// windows' gradients in row-major window order into scratch (a fixed
-// order, no float atomics), a single invocation then finds the first index
-// outside its plane, and the last pass stores the sums into grad_in only if
-// there was none. A bad index becomes the stream's INVALID_ARGUMENT at the
-// next synchronize, with grad_in untouched, as the table requires.
+// windows' gradients in row-major window order into zeroed scratch (a fixed
+// order, no float atomics; many windows take several passes), levels of
+// invocations then find the first index outside its plane, and the last
+// pass stores the sums into grad_in only if there was none. A bad index
+// becomes the stream's INVALID_ARGUMENT at the next synchronize, with
+// grad_in untouched, as the table requires. Every loop is bounded for
+// lavapipe's loop limit (common.glsl).
+#include <algorithm>
 #include <cstdint>
 
 #include "hal/standard_kernels.h"
@@ -20,7 +24,21 @@
 namespace vulkan {
 namespace {
 
-void PrepareMaxPool2d(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+using driver_kit::TensorArg;
+
+// Loop iterations a forward invocation may spend in one pass: within
+// lavapipe's limit with room for the rest of the shader.
+constexpr int64_t kPassLoop = 32768;
+
+// Windows one scatter invocation adds per pass: each costs a loop iteration
+// and two walks over the rank, so a pass stays within lavapipe's loop limit
+// even at rank 8.
+constexpr int64_t kWindowsPerPass = 2048;
+// Records one verdict invocation reads, a loop iteration each.
+constexpr int64_t kRecordsPerVerdict = 4096;
+
+void PrepareMaxPool2d(KernelLaunch& launch, const hal_arg* args,
+                      uint32_t num_args) {
   const driver_kit::MaxPool2dArgs pool =
       driver_kit::CheckMaxPool2d(launch.memory(), args, num_args);
   if (pool.out.num_elements == 0) {
@@ -29,17 +47,26 @@ void PrepareMaxPool2d(KernelLaunch& launch, const hal_arg* args, uint32_t num_ar
   const driver_kit::PoolGeometry& g = pool.g;
   // indices may overlap neither out nor in (checked).
   StagedOutputs outputs(launch);
-  ArgBlock block;
-  block.Tensor(outputs.Add(pool.out, {&pool.in}));
-  block.Tensor(pool.indices);
-  block.Tensor(pool.in);
-  for (const int64_t value : {g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
-                              g.pad_h, g.pad_w, g.dilation_h, g.dilation_w}) {
-    block.I64(value);
+  const TensorArg& out = outputs.Add(pool.out, {&pool.in});
+  // Each window row is a loop over its columns; the carry holds a running
+  // maximum and its index: two slots per output.
+  const CarriedSum rows(launch, g.kernel_h,
+                        std::max<int64_t>(1, kPassLoop / (g.kernel_w + 1)),
+                        2 * pool.out.num_elements);
+  for (int64_t pass = 0; pass < rows.passes(); ++pass) {
+    ArgBlock block;
+    block.Tensor(out);
+    block.Tensor(pool.indices);
+    block.Tensor(pool.in);
+    for (const int64_t value : {g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
+                                g.pad_h, g.pad_w, g.dilation_h, g.dilation_w}) {
+      block.I64(value);
+    }
+    block.I64(pool.out.num_elements);
+    rows.Pack(block, pass);
+    launch.Dispatch(Variant("max_pool2d", pool.out.dtype()),
+                    static_cast<uint64_t>(pool.out.num_elements), block);
   }
-  block.I64(pool.out.num_elements);
-  launch.Dispatch(Variant("max_pool2d", pool.out.dtype()),
-                  static_cast<uint64_t>(pool.out.num_elements), block);
   outputs.Store();
 }
 
@@ -52,30 +79,40 @@ void PrepareMaxPool2dBackward(KernelLaunch& launch, const hal_arg* args,
   }
   const int32_t dtype = pool.grad_in.dtype();
   const uint64_t compute_size = dtype == HAL_DTYPE_F64 ? 8 : 4;
-  const uint64_t planes = static_cast<uint64_t>(pool.planes);
   // grad_in is written only from scratch, after every input was read.
-  const hal_devptr sums = launch.Scratch(
+  const hal_devptr sums = launch.ZeroedScratch(
       static_cast<uint64_t>(pool.grad_in.num_elements) * compute_size);
-  const hal_devptr bad = launch.Scratch(planes * 16);
-  const hal_devptr status = launch.Scratch(3 * 8);
-  {
+  hal_devptr records = launch.Scratch(static_cast<uint64_t>(pool.planes) * 16);
+  for (int64_t begin = 0; begin == 0 || begin < pool.window_count;
+       begin += kWindowsPerPass) {
     ArgBlock block;
     block.Tensor(pool.grad_out);
     block.Tensor(pool.indices);
     block.U64(sums);
-    block.U64(bad);
+    block.U64(records);
     block.I64(pool.plane_size);
     block.I64(pool.planes);
-    launch.Dispatch(Variant("max_pool2d_backward_scatter", dtype), planes,
-                    block);
+    block.I64(begin);
+    block.I64(std::min(pool.window_count, begin + kWindowsPerPass));
+    launch.Dispatch(Variant("max_pool2d_backward_scatter", dtype),
+                    static_cast<uint64_t>(pool.planes), block);
   }
-  {
+  for (int64_t count = pool.planes; count > 1;) {
+    const int64_t verdicts =
+        (count + kRecordsPerVerdict - 1) / kRecordsPerVerdict;
+    const hal_devptr next =
+        launch.Scratch(static_cast<uint64_t>(verdicts) * 16);
     ArgBlock block;
-    block.U64(bad);
-    block.U64(status);
-    block.I64(pool.planes);
-    launch.Dispatch("max_pool2d_backward_verdict", 1, block);
+    block.U64(records);
+    block.U64(next);
+    block.I64(count);
+    block.I64(kRecordsPerVerdict);
+    launch.Dispatch("max_pool2d_backward_verdict",
+                    static_cast<uint64_t>(verdicts), block);
+    records = next;
+    count = verdicts;
   }
+  const hal_devptr status = records;
   {
     ArgBlock block;
     block.Tensor(pool.grad_in);
@@ -86,16 +123,14 @@ void PrepareMaxPool2dBackward(KernelLaunch& launch, const hal_arg* args,
                     static_cast<uint64_t>(pool.grad_in.num_elements), block);
   }
   launch.CheckOnCompletion(
-      status,
-      [plane_size = pool.plane_size](const int64_t* words) {
-        if (words[0] != 0) {
+      status, [plane_size = pool.plane_size](const int64_t* words) {
+        if (words[0] >= 0) {
           driver_kit::Fail(HAL_STATUS_INVALID_ARGUMENT,
                            "max_pool2d_backward: index {} at position {} is "
                            "outside its plane of {} elements",
-                           words[2], words[1], plane_size);
+                           words[1], words[0], plane_size);
         }
-      },
-      3);
+      });
 }
 
 }  // namespace

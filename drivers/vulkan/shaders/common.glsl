@@ -177,6 +177,37 @@ CT load_slot(uint64_t addr) { return LOAD_int64_t(addr); }
 void store_slot(uint64_t addr, CT v) { STORE_int64_t(addr, v); }
 #endif
 
+// --- Carried sums --------------------------------------------------------------
+// An invocation's sum over a long extent is cut into dispatches over
+// consecutive step ranges [step_begin, step_end) (host: CarriedSum,
+// kernels/kernel.h). Each hands its running sum on in `carry`, one slot per
+// output element, which holds it exactly: the result is the one a single
+// pass computes. The argument block carries the four values in this order.
+const int64_t CARRY_IN = 1;   // start from the carried sum, not zero
+const int64_t CARRY_OUT = 2;  // leave the sum in the carry; write no output
+
+#define CARRIED_SUM_ARGS \
+  int64_t step_begin;    \
+  int64_t step_end;      \
+  uint64_t carry;        \
+  int64_t carry_flags
+
+#if defined(CT)
+// The sum output `slot` starts from.
+CT carried_in(uint64_t carry, int64_t flags, int64_t slot) {
+  return (flags & CARRY_IN) != 0 ? load_slot(carry + uint64_t(slot) * 8) : CT(0);
+}
+
+// Hands `sum` on when a later pass continues it; true if it did.
+bool carried_out(uint64_t carry, int64_t flags, int64_t slot, CT sum) {
+  if ((flags & CARRY_OUT) == 0) {
+    return false;
+  }
+  store_slot(carry + uint64_t(slot) * 8, sum);
+  return true;
+}
+#endif
+
 // --- lavapipe's loop limit ----------------------------------------------------
 // llvmpipe (lavapipe) silently ends an invocation's loops after 65535
 // iterations in all (its guard against endless shaders; the count is per
@@ -185,16 +216,18 @@ void store_slot(uint64_t addr, CT v) { STORE_int64_t(addr, v); }
 // invocation. Handled: reductions (reduction/reduce.comp), softmax and its
 // relatives (reduction/softmax.comp), layer_norm (nn/layer_norm.comp),
 // nll_loss (nn/nll_loss.comp) and conv2d_backward_weight cut lines into
-// chunks whose partial records a later pass combines in order, and compute
-// elementwise results one invocation each; the indexing checks split the index the same way, and
-// index_add / scatter(_add) walk the index in bounded dispatches
+// chunks whose partial records a later pass combines in order; matmul's k
+// and the (channel, kernel row) sums of conv2d and conv2d_backward_input,
+// and max_pool2d's window rows, run in passes that carry their sums (or
+// maximum) on (above); batch_norm sums long channels
+// in slices (conv/channel_sum.glsl); max_pool2d_backward scatters a plane's
+// windows in passes and finds its verdict in levels; elementwise results
+// take one invocation each; the indexing checks split the index the same
+// way, and index_add / scatter(_add) walk the index in bounded dispatches
 // (kernels/indexing.cpp). A combine loops once per record, so a line may
-// hold ~65000 chunks (2^28 elements with 4096-element chunks).
-// Not yet split (each loops over data in one invocation, so very large
-// shapes are wrong on lavapipe): matmul's K loop (very large K), the
-// channel x window loops of conv2d and conv2d_backward_input,
-// max_pool2d_backward's per-plane scatter and its verdict over the planes,
-// and batch_norm's per-lane share of a channel (very large channels).
+// hold ~65000 chunks (2^28 elements with 4096-element chunks). What remains
+// unbounded are extents no model reaches: a kernel or pool window row of
+// over ~30,000 taps, a conv group of over 2^28 (channel, row) steps.
 
 // --- Index math --------------------------------------------------------------
 

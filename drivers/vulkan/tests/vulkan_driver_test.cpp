@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
@@ -17,6 +18,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "hal/driver.h"
@@ -32,7 +34,10 @@ namespace {
 hal_status* CreateStatus(hal_status_code code, const char* message) {
   return new hal_status{code, message ? message : ""};
 }
-void LogMessage(hal_log_level, const char*) {}
+// Warnings and errors (validation-layer messages among them) reach stderr.
+void LogMessage(hal_log_level level, const char* message) {
+  if (level >= HAL_LOG_WARN) std::fprintf(stderr, "driver: %s\n", message);
+}
 
 const hal_host_api kHost = {sizeof(hal_host_api), HAL_ABI_MAJOR, HAL_ABI_MINOR,
                             CreateStatus, LogMessage};
@@ -518,6 +523,247 @@ TEST_F(VulkanLongLines, NllLossOverSamplesAboveTheLoopLimit) {
   EXPECT_NE(message.find("sample 69999"), std::string::npos) << message;
   ExpectNear(Download(out), {loss_sum / weight_sum},
              "loss after a launch with a bad target");
+}
+
+// matmul and addmm with k = 70,000 (the weight gradient of a linear layer
+// over 70,000 tokens), one operand transposed: the product is split into
+// dispatches that carry their sums on.
+TEST_F(VulkanLongLines, MatmulOverAnInnerDimAboveTheLoopLimit) {
+  constexpr int64_t kM = 3, kK = 70000, kN = 5;
+  const std::vector<float> a = Values(kM * kK, 12);
+  const std::vector<float> b = Values(kK * kN, 13);  // stored as b^T: [n, k]
+  const std::vector<float> c = Values(kM * kN, 14);
+  std::vector<double> product(kM * kN, 0.0);
+  for (int64_t i = 0; i < kM; ++i) {
+    for (int64_t j = 0; j < kN; ++j) {
+      for (int64_t k = 0; k < kK; ++k)
+        product[i * kN + j] +=
+            static_cast<double>(a[i * kK + k]) * b[j * kK + k];
+    }
+  }
+  const DeviceTensor lhs = Upload({kM, kK}, a);
+  const DeviceTensor rhs_t = Upload({kN, kK}, b);
+  hal_arg rhs = rhs_t.arg();
+  std::swap(rhs.value.tensor.sizes[0], rhs.value.tensor.sizes[1]);
+  std::swap(rhs.value.tensor.strides[0], rhs.value.tensor.strides[1]);
+  const DeviceTensor out = Alloc({kM, kN});
+  Launch("matmul", {out.arg(), lhs.arg(), rhs});
+  ExpectNear(Download(out), product, "matmul", kK);
+
+  // addmm into c itself: out = 0.5 * c + 2 * a @ b.
+  const DeviceTensor bias = Upload({kM, kN}, c);
+  Launch("addmm", {bias.arg(), bias.arg(), lhs.arg(), rhs, FloatArg(0.5),
+                   FloatArg(2.0)});
+  std::vector<double> expected(kM * kN);
+  for (int64_t i = 0; i < kM * kN; ++i)
+    expected[i] = 0.5 * c[i] + 2.0 * product[i];
+  ExpectNear(Download(bias), expected, "addmm", 2 * kK);
+}
+
+// conv2d over 8,000 input channels and the input gradient over 8,000 output
+// channels, 3 x 3 kernels with padding 1: each output sums 72,000 terms, so
+// the sums take several passes.
+TEST_F(VulkanLongLines, ConvolutionsOverManyChannels) {
+  constexpr int64_t kC = 8000, kS = 3, kO = 2;
+  const auto tap = [](int64_t y, int64_t i) { return y - 1 + i; };
+  const auto inside = [](int64_t h) { return h >= 0 && h < kS; };
+  const std::vector<float> x = Values(kC * kS * kS, 15);
+  const std::vector<float> w = Values(kO * kC * kS * kS, 16);
+  std::vector<double> forward(kO * kS * kS, 0.0);
+  for (int64_t o = 0; o < kO; ++o) {
+    for (int64_t y = 0; y < kS; ++y) {
+      for (int64_t v = 0; v < kS; ++v) {
+        for (int64_t c = 0; c < kC; ++c) {
+          for (int64_t i = 0; i < kS; ++i) {
+            for (int64_t j = 0; j < kS; ++j) {
+              if (!inside(tap(y, i)) || !inside(tap(v, j))) continue;
+              forward[(o * kS + y) * kS + v] +=
+                  static_cast<double>(
+                      x[(c * kS + tap(y, i)) * kS + tap(v, j)]) *
+                  w[((o * kC + c) * kS + i) * kS + j];
+            }
+          }
+        }
+      }
+    }
+  }
+  const std::vector<hal_arg> geometry = {IntArg(1), IntArg(1), IntArg(1),
+                                         IntArg(1), IntArg(1), IntArg(1),
+                                         IntArg(1)};
+  const DeviceTensor in = Upload({1, kC, kS, kS}, x);
+  const DeviceTensor weight = Upload({kO, kC, kS, kS}, w);
+  const DeviceTensor out = Alloc({1, kO, kS, kS});
+  hal_arg no_bias{};
+  no_bias.kind = HAL_ARG_NONE;
+  std::vector<hal_arg> args = {out.arg(), in.arg(), weight.arg(), no_bias};
+  args.insert(args.end(), geometry.begin(), geometry.end());
+  Launch("conv2d", args);
+  ExpectNear(Download(out), forward, "conv2d", kC * kS * kS);
+
+  // grad_in [1, 1, 3, 3] of a conv with 8,000 output channels, weight
+  // [8000, 1, 3, 3] (the same values as `w`).
+  const DeviceTensor grad_out = Upload({1, kC, kS, kS}, x);
+  const DeviceTensor weight_t = Upload(
+      {kC, 1, kS, kS}, std::vector<float>(w.begin(), w.begin() + kC * kS * kS));
+  std::vector<double> backward(kS * kS, 0.0);
+  for (int64_t y = 0; y < kS; ++y) {
+    for (int64_t v = 0; v < kS; ++v) {
+      for (int64_t o = 0; o < kC; ++o) {
+        for (int64_t i = 0; i < kS; ++i) {
+          for (int64_t j = 0; j < kS; ++j) {
+            if (!inside(tap(y, i)) || !inside(tap(v, j))) continue;
+            backward[tap(y, i) * kS + tap(v, j)] +=
+                static_cast<double>(x[(o * kS + y) * kS + v]) *
+                w[(o * kS + i) * kS + j];
+          }
+        }
+      }
+    }
+  }
+  const DeviceTensor grad_in = Alloc({1, 1, kS, kS});
+  args = {grad_in.arg(), grad_out.arg(), weight_t.arg()};
+  args.insert(args.end(), geometry.begin(), geometry.end());
+  Launch("conv2d_backward_input", args);
+  ExpectNear(Download(grad_in), backward, "conv2d_backward_input",
+             kC * kS * kS);
+}
+
+// max_pool2d over whole 260 x 260 planes (67,600 taps per window, a global
+// max pool): ties keep the first maximum, wherever the passes cut the rows.
+TEST_F(VulkanLongLines, MaxPoolOverAWindowAboveTheLoopLimit) {
+  constexpr int64_t kSide = 260, kPlane = kSide * kSide;
+  std::vector<float> x = Values(2 * kPlane, 21);  // all below 3
+  const int64_t late = 255 * kSide + 100, early = 3 * kSide + 7;
+  x[late] = 10.0f;
+  x[kPlane + early] = 10.0f;
+  x[kPlane + kPlane - 1] = 10.0f;  // a tie after the first maximum
+  const DeviceTensor in = Upload({1, 2, kSide, kSide}, x);
+  const DeviceTensor out = Alloc({1, 2, 1, 1});
+  const DeviceTensor indices = Alloc({1, 2, 1, 1}, HAL_DTYPE_I64);
+  Launch("max_pool2d", {out.arg(), indices.arg(), in.arg(), IntArg(kSide),
+                        IntArg(kSide), IntArg(kSide), IntArg(kSide), IntArg(0),
+                        IntArg(0), IntArg(1), IntArg(1), IntArg(0)});
+  EXPECT_EQ(Download(out), (std::vector<float>{10.0f, 10.0f}));
+  std::vector<int64_t> found(2);
+  ASSERT_EQ(Take(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
+                            reinterpret_cast<uint64_t>(found.data()),
+                            indices.data, 16)),
+            HAL_STATUS_OK);
+  EXPECT_EQ(found, (std::vector<int64_t>{late, early}));
+}
+
+// max_pool2d_backward over a 300 x 300 plane (22,500 windows, indices that
+// repeat), then over 70,000 planes with a bad index in the last one, which
+// is reported and writes nothing.
+TEST_F(VulkanLongLines, MaxPoolGradientOverLargePlanesAndManyPlanes) {
+  constexpr int64_t kSide = 300, kWindows = 150 * 150;
+  const std::vector<float> dy = Values(kWindows, 17);
+  std::vector<int64_t> index(kWindows);
+  std::vector<double> expected(kSide * kSide, 0.0);
+  for (int64_t w = 0; w < kWindows; ++w) {
+    index[w] = (w * 7919) % (kSide * kSide / 3);
+    expected[index[w]] += dy[w];
+  }
+  const DeviceTensor grad_out = Upload({1, 1, 150, 150}, dy);
+  const DeviceTensor indices = Upload({1, 1, 150, 150}, index);
+  const DeviceTensor grad_in = Alloc({1, 1, kSide, kSide});
+  Launch("max_pool2d_backward", {grad_in.arg(), grad_out.arg(), indices.arg()});
+  ExpectNear(Download(grad_in), expected, "grad_in", 4);
+
+  constexpr int64_t kPlanes = 70000;
+  const std::vector<float> many_dy = Values(kPlanes, 18);
+  std::vector<int64_t> corner(kPlanes, 3);
+  std::vector<double> many_expected(kPlanes * 4, 0.0);
+  for (int64_t p = 0; p < kPlanes; ++p) many_expected[p * 4 + 3] = many_dy[p];
+  const DeviceTensor many_grad_out = Upload({kPlanes, 1, 1}, many_dy);
+  const DeviceTensor many_grad_in = Alloc({kPlanes, 2, 2});
+  Launch("max_pool2d_backward", {many_grad_in.arg(), many_grad_out.arg(),
+                                 Upload({kPlanes, 1, 1}, corner).arg()});
+  ExpectNear(Download(many_grad_in), many_expected, "grad_in of many planes");
+
+  corner.back() = 4;
+  Launch("max_pool2d_backward", {many_grad_in.arg(), many_grad_out.arg(),
+                                 Upload({kPlanes, 1, 1}, corner).arg()});
+  std::string message;
+  EXPECT_EQ(Take(api_->stream_synchronize(stream_), &message),
+            HAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("position 69999"), std::string::npos) << message;
+  ExpectNear(Download(many_grad_in), many_expected,
+             "grad_in after a launch with a bad index");
+}
+
+// batch_norm in training and its backward over channels of 720,000 values
+// ([8, 2, 300, 300]): the statistics are summed in slices, then combined.
+TEST_F(VulkanLongLines, BatchNormOverLongChannels) {
+  constexpr int64_t kN = 8, kC = 2, kPlane = 300 * 300, kCount = kN * kPlane;
+  constexpr double kMomentum = 0.1, kEps = 1e-5;
+  const std::vector<float> x = Values(kN * kC * kPlane, 19);
+  const std::vector<float> dy = Values(kN * kC * kPlane, 20);
+  const std::vector<float> gamma = {0.5f, 2.0f}, beta = {1.0f, -1.0f};
+  const std::vector<float> running_mean = {0.25f, -0.25f},
+                           running_var = {1.5f, 0.5f};
+  const auto at = [](int64_t n, int64_t c, int64_t j) {
+    return (n * kC + c) * kPlane + j;
+  };
+  std::vector<double> mean(kC), invstd(kC), grad_sum(kC), grad_dot(kC);
+  std::vector<double> y(x.size()), grad_in(x.size());
+  std::vector<double> new_mean(kC), new_var(kC);
+  for (int64_t c = 0; c < kC; ++c) {
+    double sum = 0, squares = 0;
+    for (int64_t n = 0; n < kN; ++n)
+      for (int64_t j = 0; j < kPlane; ++j) sum += x[at(n, c, j)];
+    mean[c] = sum / kCount;
+    for (int64_t n = 0; n < kN; ++n)
+      for (int64_t j = 0; j < kPlane; ++j)
+        squares += (x[at(n, c, j)] - mean[c]) * (x[at(n, c, j)] - mean[c]);
+    invstd[c] = 1 / std::sqrt(squares / kCount + kEps);
+    new_mean[c] = (1 - kMomentum) * running_mean[c] + kMomentum * mean[c];
+    new_var[c] =
+        (1 - kMomentum) * running_var[c] + kMomentum * squares / (kCount - 1);
+    for (int64_t n = 0; n < kN; ++n) {
+      for (int64_t j = 0; j < kPlane; ++j) {
+        const double xhat = (x[at(n, c, j)] - mean[c]) * invstd[c];
+        y[at(n, c, j)] = gamma[c] * xhat + beta[c];
+        grad_sum[c] += dy[at(n, c, j)];
+        grad_dot[c] += dy[at(n, c, j)] * xhat;
+      }
+    }
+    for (int64_t n = 0; n < kN; ++n) {
+      for (int64_t j = 0; j < kPlane; ++j) {
+        const double xhat = (x[at(n, c, j)] - mean[c]) * invstd[c];
+        grad_in[at(n, c, j)] = gamma[c] * invstd[c] *
+                               (dy[at(n, c, j)] - grad_sum[c] / kCount -
+                                xhat * grad_dot[c] / kCount);
+      }
+    }
+  }
+  const DeviceTensor in = Upload({kN, kC, 300, 300}, x);
+  const DeviceTensor out = Alloc({kN, kC, 300, 300});
+  const DeviceTensor weight = Upload({kC}, gamma), bias = Upload({kC}, beta);
+  const DeviceTensor run_mean = Upload({kC}, running_mean);
+  const DeviceTensor run_var = Upload({kC}, running_var);
+  const DeviceTensor save_mean = Alloc({kC}), save_invstd = Alloc({kC});
+  Launch("batch_norm", {out.arg(), save_mean.arg(), save_invstd.arg(), in.arg(),
+                        weight.arg(), bias.arg(), run_mean.arg(), run_var.arg(),
+                        IntArg(1), FloatArg(kMomentum), FloatArg(kEps)});
+  ExpectNear(Download(save_mean), mean, "save_mean");
+  ExpectNear(Download(save_invstd), invstd, "save_invstd");
+  ExpectNear(Download(run_mean), new_mean, "running_mean");
+  ExpectNear(Download(run_var), new_var, "running_var");
+  ExpectNear(Download(out), y, "out", 10);
+
+  const DeviceTensor grad_out = Upload({kN, kC, 300, 300}, dy);
+  const DeviceTensor grad_x = Alloc({kN, kC, 300, 300});
+  const DeviceTensor grad_weight = Alloc({kC}), grad_bias = Alloc({kC});
+  hal_arg none{};
+  none.kind = HAL_ARG_NONE;
+  Launch("batch_norm_backward",
+         {grad_x.arg(), grad_weight.arg(), grad_bias.arg(), grad_out.arg(),
+          in.arg(), weight.arg(), none, none, save_mean.arg(),
+          save_invstd.arg(), IntArg(1), FloatArg(kEps)});
+  ExpectNear(Download(grad_bias), grad_sum, "grad_bias", 1000);
+  ExpectNear(Download(grad_weight), grad_dot, "grad_weight", 1000);
+  ExpectNear(Download(grad_x), grad_in, "grad_in", 10);
 }
 
 // conv2d_backward_weight summing over 2 x 200 x 300 output positions per

@@ -2,6 +2,10 @@
 // invstd (training: the saved ones; evaluation: from the running
 // statistics), the weight, sum(grad_out) and sum((x - mean) * grad_out)
 // (fixed-tree sums, conv/channel_sum.glsl) into the statistics scratch.
+//
+// `phase` (channel_sum.glsl): PHASE_WHOLE does it all, a workgroup per
+// channel; long channels take PHASE_SLICES (the two sums per slice) and
+// PHASE_COMBINE (the rest).
 #version 460
 #include "common.glsl"
 #include "conv/spatial.glsl"
@@ -19,11 +23,18 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Arg
   int64_t per_channel;  // values per channel
   int64_t channels;
   COMPUTE_SCALAR(eps);
+  int64_t phase;
+  uint64_t partials;  // two compute-type values per slice
+  int64_t slices;     // per channel
+  int64_t slice_values;
 };
 
 void main() {
   Args a = Args(push.args);
-  const int64_t c = channel();
+  const bool sliced = a.phase == PHASE_SLICES;
+  const ChannelRange r =
+      channel_range(sliced, a.slices, a.slice_values, a.per_channel);
+  const int64_t c = r.channel;
   if (c >= a.channels) {
     return;
   }
@@ -32,12 +43,21 @@ void main() {
   const CT mean = load_channel(a.mean, c);
   const CT spread = load_channel(a.spread, c);
   const CT invstd = a.training != 0 ? spread : CT(1) / sqrt(spread + a.eps);
-  CT2 sums = CT2(0);  // sum of grad_out, sum of (x - mean) * grad_out
-  for (int64_t j = lane(); j < a.per_channel; j += lanes()) {
-    const CT g = load_t(grad_out, channel_value_offset(grad_out, c, j));
-    sums += CT2(g, (load_t(source, channel_value_offset(source, c, j)) - mean) * g);
+  // sum of grad_out, sum of (x - mean) * grad_out
+  CT2 sums = CT2(0);
+  if (a.phase == PHASE_COMBINE) {
+    sums = sum_of_slices(a.partials, c, a.slices);
+  } else {
+    for (int64_t j = r.begin + lane(); j < r.end; j += lanes()) {
+      const CT g = load_t(grad_out, channel_value_offset(grad_out, c, j));
+      sums += CT2(g, (load_t(source, channel_value_offset(source, c, j)) - mean) * g);
+    }
+    sums = workgroup_sum(sums);
   }
-  sums = workgroup_sum(sums);
+  if (sliced) {
+    store_slice(a.partials, sums);
+    return;
+  }
   if (lane() != 0) {
     return;
   }

@@ -13,6 +13,8 @@
 // stay in registers.
 // Every output element accumulates its products in increasing k in the
 // compute type and is rounded once, whatever the tiling.
+// A long k is cut into passes over k (common.glsl's carried sums; a slot per
+// element of the dense [batch, m, n] product).
 #version 460
 #include "common.glsl"
 #extension GL_EXT_control_flow_attributes : require
@@ -33,6 +35,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Arg
   Tensor c;       // rank -1: no c term
   uint64_t tiles_m;
   uint64_t tiles_n;
+  CARRIED_SUM_ARGS;  // steps are k
   CT alpha;
 #if !defined(DT_F64)
   float alpha_pad;
@@ -60,7 +63,8 @@ void main() {
   const int rank = result.rank;
   const int64_t m_size = result.sizes[rank - 2];
   const int64_t n_size = result.sizes[rank - 1];
-  const int64_t k_size = a.sizes[rank - 1];
+  const int64_t k_begin = args.step_begin;
+  const int64_t k_end = args.step_end;
 
   const int threads = int(gl_WorkGroupSize.x);
   const int t = int(gl_LocalInvocationIndex);
@@ -81,9 +85,16 @@ void main() {
 
   const int row_thread = t / WN;
   const int col_thread = t % WN;
+  // Carry slot of output (gm, gn): (batch * m_size + gm) * n_size + gn.
+  const int64_t slot_base = batch * m_size * n_size;
   CT acc[TM * TN];
-  [[unroll]] for (int i = 0; i < TM * TN; ++i) {
-    acc[i] = CT(0);
+  [[unroll]] for (int i = 0; i < TM; ++i) {
+    const int64_t gm = min(m0 + row_thread + i * WM, m_size - 1);
+    [[unroll]] for (int j = 0; j < TN; ++j) {
+      const int64_t gn = min(n0 + col_thread + j * WN, n_size - 1);
+      acc[i * TN + j] =
+          carried_in(args.carry, args.carry_flags, slot_base + gm * n_size + gn);
+    }
   }
 
   if (!SHARED) {
@@ -91,13 +102,13 @@ void main() {
     int64_t b_at[TN];
     [[unroll]] for (int i = 0; i < TM; ++i) {
       const int64_t gm = min(m0 + row_thread + i * WM, m_size - 1);
-      a_at[i] = a_base + gm * a_row;
+      a_at[i] = a_base + gm * a_row + k_begin * a_col;
     }
     [[unroll]] for (int j = 0; j < TN; ++j) {
       const int64_t gn = min(n0 + col_thread + j * WN, n_size - 1);
-      b_at[j] = b_base + gn * b_col;
+      b_at[j] = b_base + gn * b_col + k_begin * b_row;
     }
-    for (int64_t k = 0; k < k_size; ++k) {
+    for (int64_t k = k_begin; k < k_end; ++k) {
       CT a_reg[TM];
       [[unroll]] for (int i = 0; i < TM; ++i) {
         a_reg[i] = load_t(a, a_at[i]);
@@ -112,12 +123,12 @@ void main() {
       }
     }
   }
-  for (int64_t k0 = 0; SHARED && k0 < k_size; k0 += BK) {
+  for (int64_t k0 = k_begin; SHARED && k0 < k_end; k0 += BK) {
     for (int e = t; e < BM * BK; e += threads) {
       const int m = a_k_fastest ? e / BK : e % BM;
       const int k = a_k_fastest ? e % BK : e / BM;
       const int64_t gm = m0 + m, gk = k0 + k;
-      a_tile[k * BM + m] = gm < m_size && gk < k_size
+      a_tile[k * BM + m] = gm < m_size && gk < k_end
                                ? load_t(a, a_base + gm * a_row + gk * a_col)
                                : CT(0);
     }
@@ -125,7 +136,7 @@ void main() {
       const int n = b_n_fastest ? e % BN : e / BK;
       const int k = b_n_fastest ? e / BN : e % BK;
       const int64_t gn = n0 + n, gk = k0 + k;
-      b_tile[k * BN + n] = gn < n_size && gk < k_size
+      b_tile[k * BN + n] = gn < n_size && gk < k_end
                                ? load_t(b, b_base + gk * b_row + gn * b_col)
                                : CT(0);
     }
@@ -155,7 +166,9 @@ void main() {
     const int64_t gm = m0 + row_thread + i * WM;
     [[unroll]] for (int j = 0; j < TN; ++j) {
       const int64_t gn = n0 + col_thread + j * WN;
-      if (gm < m_size && gn < n_size) {
+      if (gm < m_size && gn < n_size &&
+          !carried_out(args.carry, args.carry_flags,
+                       slot_base + gm * n_size + gn, acc[i * TN + j])) {
         CT value = alpha * acc[i * TN + j];
         if (has_c) {
           value += beta * load_t(c, c_base + gm * c.strides[rank - 2] +
