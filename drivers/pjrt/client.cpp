@@ -197,15 +197,15 @@ Executable Client::Compile(const std::string& mlir) const {
   return executable;
 }
 
-BufferPtr Client::Upload(c::Device* device, const void* data,
-                         uint64_t bytes) const {
+BufferPtr Client::Upload(c::Device* device, const void* data, uint64_t bytes,
+                         HostOwner owner) const {
   const int64_t dims[1] = {static_cast<int64_t>(bytes)};
-  return Upload(device, data, c::kBufferU8, dims);
+  return Upload(device, data, c::kBufferU8, dims, std::move(owner));
 }
 
 BufferPtr Client::Upload(c::Device* device, const void* data,
-                         c::BufferType type,
-                         std::span<const int64_t> dims) const {
+                         c::BufferType type, std::span<const int64_t> dims,
+                         HostOwner owner) const {
   c::BufferFromHostBufferArgs args{};
   args.struct_size = sizeof(args);
   args.client = client_;
@@ -219,13 +219,14 @@ BufferPtr Client::Upload(c::Device* device, const void* data,
                  "PJRT_Client_BufferFromHostBuffer");
   BufferPtr buffer = plugin_->Own(args.buffer);
   plugin_->Await(plugin_->Own(args.done_with_host_buffer),
-                 "host-to-device transfer");
+                 "host-to-device transfer", std::move(owner));
   return buffer;
 }
 
-void Client::Download(const BufferPtr& buffer, void* dst,
-                      uint64_t bytes) const {
-  plugin_->Await(StartDownload(buffer, dst, bytes), "device-to-host transfer");
+void Client::Download(const BufferPtr& buffer, void* dst, uint64_t bytes,
+                      HostOwner owner) const {
+  plugin_->Await(StartDownload(buffer, dst, bytes), "device-to-host transfer",
+                 std::move(owner));
 }
 
 EventPtr Client::StartDownload(const BufferPtr& buffer, void* dst,

@@ -65,14 +65,23 @@ class Client {
   // With several devices the executable is portable: Execute picks one.
   Executable Compile(const std::string& mlir) const;
 
+  // What keeps a synchronous transfer's host memory valid. The transfer
+  // waits for the plugin to be done with the memory; if that wait times
+  // out, the owner is held until it is (Plugin::HoldUntilReady). Null for
+  // memory the HAL caller owns: after a copy that timed out, the device may
+  // still read or write it.
+  using HostOwner = std::shared_ptr<const void>;
+
   // Uploads host bytes into a new ui8[bytes] buffer on `device`; returns
   // once the plugin no longer needs `data`.
-  BufferPtr Upload(c::Device* device, const void* data, uint64_t bytes) const;
+  BufferPtr Upload(c::Device* device, const void* data, uint64_t bytes,
+                   HostOwner owner) const;
   // Uploads a dense array of `type` and shape `dims` (empty: a scalar).
   BufferPtr Upload(c::Device* device, const void* data, c::BufferType type,
-                   std::span<const int64_t> dims) const;
+                   std::span<const int64_t> dims, HostOwner owner) const;
   // Copies a whole buffer of `bytes` into `dst`, waiting for it.
-  void Download(const BufferPtr& buffer, void* dst, uint64_t bytes) const;
+  void Download(const BufferPtr& buffer, void* dst, uint64_t bytes,
+                HostOwner owner) const;
   // Starts that copy and returns its event; `dst` must stay valid until the
   // event is ready.
   EventPtr StartDownload(const BufferPtr& buffer, void* dst,

@@ -13,6 +13,14 @@ namespace {
 
 using driver_kit::Fail;
 
+// Host bytes a transfer owns (Client::HostOwner): a copy of `bytes` at `data`.
+std::shared_ptr<std::vector<std::byte>> OwnedCopy(const void* data,
+                                                  size_t bytes) {
+  auto copy = std::make_shared<std::vector<std::byte>>(bytes);
+  std::memcpy(copy->data(), data, bytes);
+  return copy;
+}
+
 // A positive integer from the environment variable `name`, else `fallback`.
 // Read while the runtime creates the devices, before any other thread uses
 // the driver.
@@ -197,8 +205,8 @@ Device::ProgramPtr Device::CompiledTransfer(
 BufferPtr Device::ContentsOf(hal_devptr start, uint64_t bytes) {
   BufferPtr contents = memory_.Contents(start);
   if (contents == nullptr) {
-    const std::vector<std::byte> zeros(bytes);
-    contents = client_.Upload(pjrt_device_, zeros.data(), bytes);
+    const auto zeros = std::make_shared<const std::vector<std::byte>>(bytes);
+    contents = client_.Upload(pjrt_device_, zeros->data(), bytes, zeros);
     memory_.SetContents(start, contents);
   }
   return contents;
@@ -223,13 +231,15 @@ std::vector<BufferPtr> Device::RunLocked(
   }
   if (!offsets.empty()) {
     const int64_t dims[1] = {static_cast<int64_t>(offsets.size())};
-    arguments.push_back(
-        client_.Upload(pjrt_device_, offsets.data(), c::kBufferS64, dims));
+    const auto owned = OwnedCopy(offsets.data(), offsets.size_bytes());
+    arguments.push_back(client_.Upload(pjrt_device_, owned->data(),
+                                       c::kBufferS64, dims, owned));
   }
   for (size_t i = 0; i < scalars.size(); ++i) {
-    arguments.push_back(client_.Upload(pjrt_device_, scalars[i].data(),
+    const auto owned = OwnedCopy(scalars[i].data(), scalars[i].size());
+    arguments.push_back(client_.Upload(pjrt_device_, owned->data(),
                                        BufferTypeOf(program.scalar_params[i]),
-                                       {}));
+                                       {}, owned));
   }
   EventPtr done;
   std::vector<BufferPtr> outputs =
@@ -262,9 +272,9 @@ void Device::WriteRange(Stream& stream, const Placement& placement,
 }
 
 void Device::CopyToDevice(Stream& stream, hal_devptr dst, const void* src,
-                          uint64_t bytes) {
+                          uint64_t bytes, Client::HostOwner owner) {
   const Placement placement = memory_.Find(dst, bytes, "destination");
-  BufferPtr data = client_.Upload(pjrt_device_, src, bytes);
+  BufferPtr data = client_.Upload(pjrt_device_, src, bytes, std::move(owner));
   if (placement.offset == 0 && bytes == placement.allocation_bytes) {
     std::lock_guard lock(issue_mutex_);
     memory_.SetContents(placement.start, std::move(data));
@@ -274,7 +284,7 @@ void Device::CopyToDevice(Stream& stream, hal_devptr dst, const void* src,
 }
 
 void Device::CopyToHost(Stream& stream, void* dst, hal_devptr src,
-                        uint64_t bytes) {
+                        uint64_t bytes, Client::HostOwner owner) {
   const Placement placement = memory_.Find(src, bytes, "source");
   const bool whole =
       placement.offset == 0 && bytes == placement.allocation_bytes;
@@ -303,7 +313,7 @@ void Device::CopyToHost(Stream& stream, void* dst, hal_devptr src,
       source = outputs.at(read->program.result_buffers.size());
     }
   }
-  client_.Download(source, dst, bytes);
+  client_.Download(source, dst, bytes, std::move(owner));
 }
 
 void Device::CopyOnDevice(Stream& stream, hal_devptr dst, hal_devptr src,
@@ -350,11 +360,11 @@ void Device::Fill(Stream& stream, hal_devptr dst, const void* pattern,
     if (std::memcmp(pattern, static_cast<const char*>(pattern) + 4, 4) == 0) {
       pattern_bytes = 4;
     } else {
-      std::vector<std::byte> data(bytes);
+      const auto data = std::make_shared<std::vector<std::byte>>(bytes);
       for (uint64_t i = 0; i < bytes; i += 8) {
-        std::memcpy(data.data() + i, pattern, 8);
+        std::memcpy(data->data() + i, pattern, 8);
       }
-      CopyToDevice(stream, dst, data.data(), bytes);
+      CopyToDevice(stream, dst, data->data(), bytes, data);
       return;
     }
   }
@@ -364,8 +374,9 @@ void Device::Fill(Stream& stream, hal_devptr dst, const void* pattern,
       [&] {
         return LowerFill(placement.allocation_bytes, pattern_bytes, bytes);
       });
-  BufferPtr pattern_buffer =
-      client_.Upload(pjrt_device_, pattern, pattern_bytes);
+  const auto owned_pattern = OwnedCopy(pattern, pattern_bytes);
+  BufferPtr pattern_buffer = client_.Upload(pjrt_device_, owned_pattern->data(),
+                                            pattern_bytes, owned_pattern);
   std::lock_guard lock(issue_mutex_);
   const BufferPtr buffers[] = {
       ContentsOf(placement.start, placement.allocation_bytes),
@@ -443,13 +454,14 @@ void Device::RunModule(Stream& stream, const Executable& executable,
   for (size_t i = executable.num_outputs; i < tensors.size(); ++i) {
     const driver_kit::TensorArg& tensor = tensors[i];
     const uint64_t bytes = tensor.end_byte - tensor.first_byte;
-    std::vector<std::byte> host(std::max<uint64_t>(bytes, 1));
+    const auto host =
+        std::make_shared<std::vector<std::byte>>(std::max<uint64_t>(bytes, 1));
     if (bytes != 0) {
-      CopyToHost(stream, host.data(), tensor.first_byte, bytes);
+      CopyToHost(stream, host->data(), tensor.first_byte, bytes, host);
     }
     inputs.push_back(client_.Upload(
-        pjrt_device_, host.data(), BufferTypeOf(tensor.dtype()),
-        std::span<const int64_t>(tensor.tensor.sizes, tensor.rank())));
+        pjrt_device_, host->data(), BufferTypeOf(tensor.dtype()),
+        std::span<const int64_t>(tensor.tensor.sizes, tensor.rank()), host));
   }
   EventPtr done;
   std::vector<BufferPtr> outputs;
@@ -464,9 +476,9 @@ void Device::RunModule(Stream& stream, const Executable& executable,
     if (bytes == 0) {
       continue;
     }
-    std::vector<std::byte> host(bytes);
-    client_.Download(outputs[i], host.data(), bytes);
-    CopyToDevice(stream, tensor.first_byte, host.data(), bytes);
+    const auto host = std::make_shared<std::vector<std::byte>>(bytes);
+    client_.Download(outputs[i], host->data(), bytes, host);
+    CopyToDevice(stream, tensor.first_byte, host->data(), bytes, host);
   }
 }
 

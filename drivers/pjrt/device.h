@@ -48,10 +48,13 @@ class Device : public driver_kit::DeviceMemory {
   hal_devptr Allocate(uint64_t bytes, uint64_t alignment);
   void Free(hal_devptr ptr);
 
-  // Stream operations; each adds its completion event to `stream`.
+  // Stream operations; each adds its completion event to `stream`. The
+  // copies' host memory belongs to the caller unless `owner` is given
+  // (Client::HostOwner).
   void CopyToDevice(Stream& stream, hal_devptr dst, const void* src,
-                    uint64_t bytes);
-  void CopyToHost(Stream& stream, void* dst, hal_devptr src, uint64_t bytes);
+                    uint64_t bytes, Client::HostOwner owner = nullptr);
+  void CopyToHost(Stream& stream, void* dst, hal_devptr src, uint64_t bytes,
+                  Client::HostOwner owner = nullptr);
   void CopyOnDevice(Stream& stream, hal_devptr dst, hal_devptr src,
                     uint64_t bytes);
   void Fill(Stream& stream, hal_devptr dst, const void* pattern,

@@ -87,6 +87,15 @@ std::shared_ptr<Plugin> Plugin::Load(const std::string& path) {
   if (api == nullptr) {
     Fail(HAL_STATUS_UNAVAILABLE, "{}: {} returned NULL", path, c::kEntryPoint);
   }
+  {
+    std::lock_guard lock(mutex);
+    loaded.push_back(std::move(library));
+  }
+  return FromApi(path, api);
+}
+
+std::shared_ptr<Plugin> Plugin::FromApi(const std::string& path,
+                                        const c::Api* api) {
   if (api->version.major_version != c::kApiMajor) {
     Fail(HAL_STATUS_VERSION_MISMATCH,
          "{}: PJRT C API {}.{}, the bridge speaks {}.x", path,
@@ -100,10 +109,6 @@ std::shared_ptr<Plugin> Plugin::Load(const std::string& path) {
          api->version.minor_version, c::kRequiredApiSize);
   }
   std::shared_ptr<Plugin> plugin(new Plugin(path, api));
-  {
-    std::lock_guard lock(mutex);
-    loaded.push_back(std::move(library));
-  }
   c::PluginInitializeArgs args{};
   args.struct_size = sizeof(args);
   plugin->Check(api->Plugin_Initialize(&args), "PJRT_Plugin_Initialize");
@@ -190,7 +195,8 @@ bool Plugin::IsReady(const EventPtr& event) const {
   return args.is_ready;
 }
 
-void Plugin::Await(const EventPtr& event, const char* what) const {
+void Plugin::Await(const EventPtr& event, const char* what,
+                   std::shared_ptr<const void> owner) const {
   if (event == nullptr) {
     return;
   }
@@ -207,6 +213,8 @@ void Plugin::Await(const EventPtr& event, const char* what) const {
   std::unique_lock lock(waiter->mutex);
   if (!waiter->ready.wait_for(lock, WaitLimit(),
                               [&] { return waiter->done; })) {
+    lock.unlock();
+    HoldUntilReady(event, std::move(owner));
     Fail(HAL_STATUS_UNAVAILABLE,
          "{}: the device did not finish within {} s (HAL_PJRT_TIMEOUT_S)", what,
          WaitLimit().count() / 1000);
@@ -215,6 +223,30 @@ void Plugin::Await(const EventPtr& event, const char* what) const {
   waiter->error = nullptr;
   lock.unlock();
   Check(error, what);
+}
+
+void Plugin::HoldUntilReady(EventPtr event,
+                            std::shared_ptr<const void> owner) const {
+  std::lock_guard lock(holds_mutex_);
+  DropReadyHoldsLocked();
+  holds_.emplace_back(std::move(event), std::move(owner));
+  DropReadyHoldsLocked();  // the new one too, if it is ready by now
+}
+
+size_t Plugin::HeldUntilReady() const {
+  std::lock_guard lock(holds_mutex_);
+  DropReadyHoldsLocked();
+  return holds_.size();
+}
+
+void Plugin::DropReadyHoldsLocked() const {
+  std::erase_if(holds_, [this](const auto& hold) {
+    try {
+      return IsReady(hold.first);
+    } catch (const driver_kit::Error&) {
+      return false;  // unknown: keep holding
+    }
+  });
 }
 
 std::chrono::milliseconds Plugin::WaitLimit() {

@@ -11,7 +11,10 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pjrt_api.h"
 
@@ -28,6 +31,10 @@ class Plugin : public std::enable_shared_from_this<Plugin> {
   // path: UNAVAILABLE when the file cannot be loaded or initialized,
   // VERSION_MISMATCH for another major version or a table too short.
   static std::shared_ptr<Plugin> Load(const std::string& path);
+  // Load's checks and initialization over a table already in memory, named
+  // `path` in messages.
+  static std::shared_ptr<Plugin> FromApi(const std::string& path,
+                                         const c::Api* api);
 
   const c::Api& api() const { return *api_; }
   const std::string& path() const { return path_; }
@@ -44,11 +51,21 @@ class Plugin : public std::enable_shared_from_this<Plugin> {
   EventPtr Own(c::Event* event) const;
   BufferPtr Own(c::Buffer* buffer) const;
 
-  // Waits until `event` is ready, at most `timeout`, then returns its error
-  // through Check. A wait that runs out is UNAVAILABLE (the device is
-  // presumed stuck); the event keeps whatever it needs alive.
-  void Await(const EventPtr& event, const char* what) const;
+  // Waits until `event` is ready, at most WaitLimit(), then returns its
+  // error through Check. A wait that runs out is UNAVAILABLE (the device is
+  // presumed stuck); `owner`, what the work behind the event still uses
+  // (host memory the plugin reads or writes), is then held until the event
+  // is ready (HoldUntilReady).
+  void Await(const EventPtr& event, const char* what,
+             std::shared_ptr<const void> owner = nullptr) const;
   bool IsReady(const EventPtr& event) const;
+
+  // Holds `owner` until `event` is seen ready (not at all if it is ready):
+  // for work its caller stopped waiting for, whose memory must not be freed
+  // under the device. Each call drops the holds whose events are ready.
+  void HoldUntilReady(EventPtr event, std::shared_ptr<const void> owner) const;
+  // Drops the holds whose events are ready; returns how many remain.
+  size_t HeldUntilReady() const;
 
   // Bound of every wait on the device: HAL_PJRT_TIMEOUT_S, default 600 s.
   static std::chrono::milliseconds WaitLimit();
@@ -57,8 +74,13 @@ class Plugin : public std::enable_shared_from_this<Plugin> {
   Plugin(std::string path, const c::Api* api)
       : path_(std::move(path)), api_(api) {}
 
+  // Call with holds_mutex_ held.
+  void DropReadyHoldsLocked() const;
+
   std::string path_;
   const c::Api* api_;
+  mutable std::mutex holds_mutex_;
+  mutable std::vector<std::pair<EventPtr, std::shared_ptr<const void>>> holds_;
 };
 
 }  // namespace pjrt_bridge

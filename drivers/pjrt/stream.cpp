@@ -23,18 +23,26 @@ void Completion::SettleLocked(const Pending& pending,
 
 void Completion::PruneLocked() {
   std::erase_if(outstanding_, [&](const Pending& pending) {
-    if (!plugin_.IsReady(pending.event)) {
+    if (!plugin_->IsReady(pending.event)) {
       return false;
     }
     std::optional<driver_kit::Error> failure;
     try {
-      plugin_.Await(pending.event, "stream operation");
+      plugin_->Await(pending.event, "stream operation");
     } catch (const driver_kit::Error& error) {
       failure = error;
     }
     SettleLocked(pending, std::move(failure));
     return true;
   });
+}
+
+Completion::~Completion() {
+  for (Pending& pending : outstanding_) {
+    EventPtr event = pending.event;
+    plugin_->HoldUntilReady(std::move(event),
+                            std::make_shared<Pending>(std::move(pending)));
+  }
 }
 
 void Completion::Add(EventPtr event) { Add(std::move(event), {}); }
@@ -81,10 +89,10 @@ void Completion::Wait(const char* what) {
   std::vector<std::optional<driver_kit::Error>> failures(waiting.size());
   for (size_t i = 0; i < waiting.size(); ++i) {
     try {
-      plugin_.Await(waiting[i], what);
+      plugin_->Await(waiting[i], what);
     } catch (const driver_kit::Error& error) {
       if (error.code == HAL_STATUS_UNAVAILABLE &&
-          !plugin_.IsReady(waiting[i])) {
+          !plugin_->IsReady(waiting[i])) {
         throw;  // timed out: the event stays outstanding
       }
       failures[i] = error;

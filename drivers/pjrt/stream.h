@@ -34,9 +34,16 @@ namespace pjrt_bridge {
 class Device;
 
 // Outstanding PJRT events and the first error among those seen complete.
+// Events still outstanding when it is destroyed (a wait on them timed out)
+// are handed to Plugin::HoldUntilReady with what their entries hold, so
+// that memory the device may still use outlives the stream.
 class Completion {
  public:
-  explicit Completion(const Plugin& plugin) : plugin_(plugin) {}
+  explicit Completion(const Plugin& plugin)
+      : plugin_(plugin.shared_from_this()) {}
+  ~Completion();
+  Completion(const Completion&) = delete;
+  Completion& operator=(const Completion&) = delete;
 
   void Add(EventPtr event);
   // Adds `event`; once it is seen ready without error, `check` (if any)
@@ -66,7 +73,7 @@ class Completion {
   void SettleLocked(const Pending& pending,
                     std::optional<driver_kit::Error> failure);
 
-  const Plugin& plugin_;
+  const std::shared_ptr<const Plugin> plugin_;
   mutable std::mutex mutex_;
   std::vector<Pending> outstanding_;
   std::optional<driver_kit::Error> error_;

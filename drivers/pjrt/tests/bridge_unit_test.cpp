@@ -1,11 +1,19 @@
 // Unit tests of the bridge pieces that need no plugin: the address map, the
 // compile-cache key (a LaunchSignature from lowering's DescribeLaunch) and
 // the cache's bound, the hand-written CompileOptionsProto, the launch checks,
-// and the data checks of the programs (which launches read a status back, and
-// its message).
+// the data checks of the programs (which launches read a status back, and
+// its message), and what a wait that times out leaves behind: the bridge
+// stops waiting, but the device may still use that work's host memory. A
+// PJRT table here stands in for a plugin whose events become ready only
+// when the test says so; those waits run with HAL_PJRT_TIMEOUT_S=0.05.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdlib>
+#include <deque>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "address_map.h"
@@ -13,7 +21,9 @@
 #include "kit/error.h"
 #include "launch_checks.h"
 #include "lowering/lowering.h"
+#include "plugin.h"
 #include "program_cache.h"
+#include "stream.h"
 
 namespace pjrt_bridge {
 namespace {
@@ -344,6 +354,139 @@ TEST(DataChecks, IndexValuesAreCheckedInTheProgram) {
       Lower("add", {F32Tensor({4}), F32Tensor({4}), F32Tensor({4}), I64Arg(1)})
           .check_status)
       << "a launch without a data check reads nothing back";
+}
+
+// --- waits that time out ----------------------------------------------------
+
+// An event of the stand-in plugin: ready when the test makes it so; its
+// ready callbacks run then (or at once, registered on a ready event).
+struct StandInEvent {
+  bool ready = false;
+  bool destroyed = false;
+  std::vector<std::pair<c::EventOnReadyCallback, void*>> callbacks;
+
+  c::Event* handle() { return reinterpret_cast<c::Event*>(this); }
+  static StandInEvent& Of(c::Event* event) {
+    return *reinterpret_cast<StandInEvent*>(event);
+  }
+  void MakeReady() {
+    ready = true;
+    for (const auto& [callback, user_arg] : std::exchange(callbacks, {})) {
+      callback(nullptr, user_arg);
+    }
+  }
+};
+
+c::Error* Initialize(c::PluginInitializeArgs*) { return nullptr; }
+
+c::Error* IsReady(c::EventIsReadyArgs* args) {
+  args->is_ready = StandInEvent::Of(args->event).ready;
+  return nullptr;
+}
+
+c::Error* OnReady(c::EventOnReadyArgs* args) {
+  StandInEvent& event = StandInEvent::Of(args->event);
+  if (event.ready) {
+    args->callback(nullptr, args->user_arg);
+  } else {
+    event.callbacks.emplace_back(args->callback, args->user_arg);
+  }
+  return nullptr;
+}
+
+c::Error* Destroy(c::EventDestroyArgs* args) {
+  StandInEvent::Of(args->event).destroyed = true;
+  return nullptr;
+}
+
+const c::Api* StandInApi() {
+  static const c::Api api = [] {
+    c::Api table{};
+    table.struct_size = sizeof(c::Api);
+    table.version = {sizeof(c::ApiVersion), nullptr, c::kApiMajor,
+                     c::kApiMinor};
+    table.Plugin_Initialize = Initialize;
+    table.Event_IsReady = IsReady;
+    table.Event_OnReady = OnReady;
+    table.Event_Destroy = Destroy;
+    return table;
+  }();
+  return &api;
+}
+
+class TimedOutWork : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // Plugin::WaitLimit reads the variable once per process.
+    setenv("HAL_PJRT_TIMEOUT_S", "0.05", 1);
+    ASSERT_EQ(Plugin::WaitLimit().count(), 50);
+  }
+
+  void TearDown() override {
+    for (StandInEvent& event : events_) {
+      event.MakeReady();  // runs the callbacks the waits left registered
+    }
+    EXPECT_EQ(plugin_->HeldUntilReady(), 0u);
+  }
+
+  StandInEvent& NewEvent() { return events_.emplace_back(); }
+
+  std::shared_ptr<Plugin> plugin_ =
+      Plugin::FromApi("stand-in plugin", StandInApi());
+  std::deque<StandInEvent> events_;
+};
+
+TEST_F(TimedOutWork, ATransferHoldsItsHostMemoryUntilTheDeviceIsDone) {
+  StandInEvent& transfer = NewEvent();
+  auto host = std::make_shared<std::array<int64_t, 4>>();
+  const std::weak_ptr<std::array<int64_t, 4>> watch = host;
+  EXPECT_EQ(CodeOf([&] {
+              plugin_->Await(plugin_->Own(transfer.handle()), "transfer",
+                             std::move(host));
+            }),
+            HAL_STATUS_UNAVAILABLE);
+  EXPECT_FALSE(watch.expired()) << "freed while the device may write it";
+  EXPECT_EQ(plugin_->HeldUntilReady(), 1u);
+  EXPECT_FALSE(transfer.destroyed);
+
+  transfer.MakeReady();
+  EXPECT_EQ(plugin_->HeldUntilReady(), 0u);
+  EXPECT_TRUE(watch.expired());
+  EXPECT_TRUE(transfer.destroyed);
+}
+
+// A stream destroyed after its synchronize timed out (stream_destroy waits,
+// and gives up the same way): the status buffer its check reads and what
+// the work keeps alive outlive the stream until the work is done.
+TEST_F(TimedOutWork, AStreamDestroyedMeanwhileHandsItsWorkOn) {
+  StandInEvent& launch = NewEvent();
+  StandInEvent& finished = NewEvent();
+  finished.MakeReady();
+  auto status = std::make_shared<std::array<int64_t, 4>>();
+  auto program = std::make_shared<int>(1);
+  const std::weak_ptr<std::array<int64_t, 4>> watch_status = status;
+  const std::weak_ptr<int> watch_program = program;
+  bool checked = false;
+  {
+    Completion completion(*plugin_);
+    completion.Add(plugin_->Own(finished.handle()));
+    completion.Add(
+        plugin_->Own(launch.handle()), [status, &checked] { checked = true; },
+        std::move(program));
+    status.reset();
+    EXPECT_EQ(CodeOf([&] { completion.Wait("synchronize"); }),
+              HAL_STATUS_UNAVAILABLE);
+    EXPECT_FALSE(completion.Idle());
+  }
+  EXPECT_FALSE(watch_status.expired());
+  EXPECT_FALSE(watch_program.expired());
+  EXPECT_TRUE(finished.destroyed) << "ready work is not held";
+
+  launch.MakeReady();
+  EXPECT_EQ(plugin_->HeldUntilReady(), 0u);
+  EXPECT_TRUE(watch_status.expired());
+  EXPECT_TRUE(watch_program.expired());
+  EXPECT_FALSE(checked) << "a destroyed stream reports nothing";
 }
 
 }  // namespace
