@@ -22,10 +22,13 @@ using driver_kit::Log;
 
 std::atomic<uint64_t> g_validation_messages{0};
 
-bool ValidationRequested() {
-  const char* value = std::getenv("HAL_VULKAN_VALIDATION");
+// True when environment variable `name` is "1".
+bool EnvFlag(const char* name) {
+  const char* value = std::getenv(name);
   return value != nullptr && std::string_view(value) == "1";
 }
+
+bool ValidationRequested() { return EnvFlag("HAL_VULKAN_VALIDATION"); }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL OnValidationMessage(
     VkDebugUtilsMessageSeverityFlagBitsEXT, VkDebugUtilsMessageTypeFlagsEXT,
@@ -314,7 +317,8 @@ Device::Device(int32_t ordinal, VkPhysicalDevice physical)
   if (timestamp_bits_ > 0 && properties_.limits.timestampPeriod > 0) {
     timestamp_period_ns_ = properties_.limits.timestampPeriod;
   }
-  workgroup_size_ = is_cpu() ? 64 : 256;
+  gpu_tuned_ = !is_cpu() || EnvFlag("HAL_VULKAN_GPU_TUNING");
+  workgroup_size_ = gpu_tuned_ ? 256 : 64;
   workgroup_size_ =
       std::min(workgroup_size_, properties_.limits.maxComputeWorkGroupSize[0]);
   compute_units_ =

@@ -62,6 +62,11 @@ class Device final : public driver_kit::DeviceMemory {
   bool is_cpu() const {
     return properties_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   }
+  // Whether launches are shaped for a GPU (256-thread workgroups, matmul
+  // tiles through shared memory): on every GPU, and on a CPU-type device
+  // with HAL_VULKAN_GPU_TUNING=1, so lavapipe runs the shader paths a GPU
+  // takes.
+  bool gpu_tuned() const { return gpu_tuned_; }
   uint32_t workgroup_size() const { return workgroup_size_; }
   bool has_timestamps() const { return timestamp_period_ns_ > 0; }
   double timestamp_period_ns() const { return timestamp_period_ns_; }
@@ -105,6 +110,7 @@ class Device final : public driver_kit::DeviceMemory {
   VkPhysicalDeviceProperties properties_{};
   std::string driver_info_;
   uint32_t dtypes_ = 0;
+  bool gpu_tuned_ = false;
   uint32_t workgroup_size_ = 64;
   uint32_t compute_units_ = 1;
   double timestamp_period_ns_ = 0;

@@ -35,15 +35,16 @@ struct Tiling {
 };
 
 // Larger register blocks where the output is big enough to fill the device
-// with them. CPU-type devices (lavapipe) skip shared memory: there a barrier
-// costs more than the loads it saves.
+// with them. CPU-type devices (lavapipe) skip shared memory, unless tuned as
+// a GPU (Device::gpu_tuned): there a barrier costs more than the loads it
+// saves.
 Tiling ChooseTiling(const Device& device, int64_t m, int64_t n) {
   const uint32_t threads = device.workgroup_size();
   uint32_t wn = 1;
   while (wn * wn < threads) {
     wn *= 2;
   }
-  if (device.is_cpu()) {
+  if (!device.gpu_tuned()) {
     return {4, 4, wn, 1, 0};
   }
   const bool large = m * n >= int64_t{512} * 512;
