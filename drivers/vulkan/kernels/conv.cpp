@@ -30,17 +30,12 @@ void PackGeometry(ArgBlock& block, const ConvGeometry& g) {
   }
 }
 
-// Loop iterations one invocation may spend in a pass or chunk: within
-// lavapipe's limit (common.glsl) with room for the rest of the shader.
-constexpr int64_t kPassLoop = 32768;
-
 // The (channel, kernel row) steps of conv2d and its input gradient, each a
-// loop over the kernel's columns, in passes of at most kPassLoop iterations.
+// loop over the kernel's columns.
 CarriedSum ChannelRowSteps(KernelLaunch& launch, int64_t channels,
                            const hal_tensor& weight, int64_t outputs) {
   return CarriedSum(launch, channels * weight.sizes[2],
-                    std::max<int64_t>(1, kPassLoop / (weight.sizes[3] + 1)),
-                    outputs);
+                    StepsPerPass(weight.sizes[3] + 1), outputs);
 }
 
 void PrepareConv2d(KernelLaunch& launch, const hal_arg* args,
@@ -113,8 +108,8 @@ void DispatchGradient(KernelLaunch& launch, const char* kernel,
   }
   const hal_tensor& grad_out = conv.grad_out.tensor;
   const int64_t rows = grad_out.sizes[0] * grad_out.sizes[2];
-  const int64_t chunk =
-      std::max<int64_t>(1, kPassLoop / (grad_out.sizes[3] + 1));
+  // (n, y) rows of grad_out per chunk, each a loop over its columns.
+  const int64_t chunk = StepsPerPass(grad_out.sizes[3] + 1);
   const int64_t parts = std::max<int64_t>(1, (rows + chunk - 1) / chunk);
   const hal_devptr records =
       parts > 1 ? launch.Scratch(static_cast<uint64_t>(elements * parts) * 8)

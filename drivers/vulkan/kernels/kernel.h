@@ -13,6 +13,7 @@
 #ifndef HAL_DRIVERS_VULKAN_KERNELS_KERNEL_H_
 #define HAL_DRIVERS_VULKAN_KERNELS_KERNEL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -109,6 +110,17 @@ class KernelLaunch {
   const char* kernel_;
   std::vector<hal_devptr> scratch_;
 };
+
+// Loop iterations one invocation may spend in one pass of a multi-pass
+// kernel: within lavapipe's limit (shaders/common.glsl), with room for the
+// rest of the shader.
+inline constexpr int64_t kLoopsPerPass = 32768;
+
+// Steps of `loops_per_step` iterations each that fit in one pass (at least
+// one).
+constexpr int64_t StepsPerPass(int64_t loops_per_step) {
+  return std::max<int64_t>(1, kLoopsPerPass / loops_per_step);
+}
 
 // A sum that one invocation cannot run to the end (lavapipe's loop limit,
 // shaders/common.glsl), cut into passes over consecutive ranges of its

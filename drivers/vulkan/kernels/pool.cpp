@@ -26,10 +26,6 @@ namespace {
 
 using driver_kit::TensorArg;
 
-// Loop iterations a forward invocation may spend in one pass: within
-// lavapipe's limit with room for the rest of the shader.
-constexpr int64_t kPassLoop = 32768;
-
 // Windows one scatter invocation adds per pass: each costs a loop iteration
 // and two walks over the rank, so a pass stays within lavapipe's loop limit
 // even at rank 8.
@@ -50,8 +46,7 @@ void PrepareMaxPool2d(KernelLaunch& launch, const hal_arg* args,
   const TensorArg& out = outputs.Add(pool.out, {&pool.in});
   // Each window row is a loop over its columns; the carry holds a running
   // maximum and its index: two slots per output.
-  const CarriedSum rows(launch, g.kernel_h,
-                        std::max<int64_t>(1, kPassLoop / (g.kernel_w + 1)),
+  const CarriedSum rows(launch, g.kernel_h, StepsPerPass(g.kernel_w + 1),
                         2 * pool.out.num_elements);
   for (int64_t pass = 0; pass < rows.passes(); ++pass) {
     ArgBlock block;

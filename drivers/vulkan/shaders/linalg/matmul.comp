@@ -89,11 +89,16 @@ void main() {
   const int64_t slot_base = batch * m_size * n_size;
   CT acc[TM * TN];
   [[unroll]] for (int i = 0; i < TM; ++i) {
-    const int64_t gm = min(m0 + row_thread + i * WM, m_size - 1);
+    const int64_t gm = m0 + row_thread + i * WM;
     [[unroll]] for (int j = 0; j < TN; ++j) {
-      const int64_t gn = min(n0 + col_thread + j * WN, n_size - 1);
+      const int64_t gn = n0 + col_thread + j * WN;
+      // Only an element's own thread reads its slot: others of this pass
+      // write theirs.
       acc[i * TN + j] =
-          carried_in(args.carry, args.carry_flags, slot_base + gm * n_size + gn);
+          gm < m_size && gn < n_size
+              ? carried_in(args.carry, args.carry_flags,
+                           slot_base + gm * n_size + gn)
+              : CT(0);
     }
   }
 
