@@ -214,7 +214,9 @@ void Plugin::Await(const EventPtr& event, const char* what,
   if (!waiter->ready.wait_for(lock, WaitLimit(),
                               [&] { return waiter->done; })) {
     lock.unlock();
-    HoldUntilReady(event, std::move(owner));
+    if (owner != nullptr) {
+      HoldUntilReady(event, std::move(owner));
+    }
     Fail(HAL_STATUS_UNAVAILABLE,
          "{}: the device did not finish within {} s (HAL_PJRT_TIMEOUT_S)", what,
          WaitLimit().count() / 1000);
@@ -228,7 +230,6 @@ void Plugin::Await(const EventPtr& event, const char* what,
 void Plugin::HoldUntilReady(EventPtr event,
                             std::shared_ptr<const void> owner) const {
   std::lock_guard lock(holds_mutex_);
-  DropReadyHoldsLocked();
   holds_.emplace_back(std::move(event), std::move(owner));
   DropReadyHoldsLocked();  // the new one too, if it is ready by now
 }
