@@ -12,6 +12,7 @@
 // functional, in-place and out= variants, and the registration block at the
 // end lists which ATen overloads map to which descriptor.
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
@@ -118,8 +119,13 @@ class Elementwise {
     return out;
   }
 
+  // An input that partly overlaps out is refused as on CPU: the kernel
+  // would read elements it has already written.
   at::Tensor& run_out(at::Tensor& out) {
     if (!device_.defined()) device_ = out;
+    for (const Input& in : inputs_) {
+      if (!in.value.is_cpu()) at::assert_no_partial_overlap(out, in.value);
+    }
     return write_out(out, shape_, result_,
                      [this](const at::Tensor& r) { write(r); });
   }

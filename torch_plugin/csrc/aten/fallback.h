@@ -1,7 +1,10 @@
 // The CPU fallback of the hal backend: an op without a hal kernel runs on CPU
 // (inputs copied to the host, outputs copied back), counted per op so users
 // see what falls back (torch.hal.fallback_stats()). With HAL_STRICT=1 in the
-// environment a fallback is an error naming the op instead.
+// environment a fallback is an error naming the op instead. Where a copy
+// cannot keep the op's meaning (it returns a view, or writes a tensor that
+// shares memory with itself or with another input), the fallback is refused
+// with an error in every mode.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "aten/launch.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
@@ -143,6 +144,8 @@ at::Tensor& write_out(at::Tensor& out, at::IntArrayRef sizes,
               "expected out= to be a hal tensor, got one on ", out.device());
   TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "result type ", dtype,
               " can't be cast to the desired output type ", out.scalar_type());
+  // Before resizing, as CPU's TensorIterator checks.
+  at::assert_no_internal_overlap(out);
   if (out.sizes() != sizes) out.resize_(sizes);
   if (out.scalar_type() == dtype) {
     compute(out);

@@ -64,6 +64,8 @@ at::Tensor to_dtype(const at::Tensor& t, at::ScalarType dtype);
 // resized to `sizes` if needed, then `compute(result)` writes the op's result
 // of dtype `dtype` into `result`, which is `out` itself when out has that
 // dtype, else a temporary copied (cast) into out afterwards. Returns out.
+// An out whose elements share memory (an expanded tensor) is refused with
+// CPU's error, before anything is written.
 at::Tensor& write_out(at::Tensor& out, at::IntArrayRef sizes,
                       at::ScalarType dtype,
                       const std::function<void(const at::Tensor&)>& compute);

@@ -3,7 +3,8 @@
 // and CPU or within hal (_copy_from), reading one element (.item()), and
 // fills. Views share storage and run no kernel; copies go through the stream
 // of the hal side, staged through a temporary only when a layout or dtype
-// change cannot be done by the transfer itself.
+// change cannot be done by the transfer itself. Also here: which tensors may
+// take another's storage in place (nn.Module conversion relies on it).
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/CachingHostAllocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
@@ -233,6 +234,25 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
 
 at::Tensor& zero(at::Tensor& self) { return fill_scalar(self, 0); }
 
+// nn.Module._apply (behind .to("hal"), .cpu(), to_empty) keeps a Parameter
+// object, and so tied weights and an optimizer's references, only when the
+// old and the new tensor have compatible shallow-copy types; otherwise it
+// makes new Parameters. c10's list of such types names CUDA and other dense
+// backends, not PrivateUse1, although a hal tensor is the same plain
+// TensorImpl as a CPU one. Adding hal to the dense backends gives CUDA's
+// behaviour: `param.data = moved` swaps the storage under the same object.
+bool is_dense_cpu_or_hal(const at::Tensor& t) {
+  const c10::DispatchKeySet keys = t.key_set();
+  return keys.has(c10::DispatchKey::Dense) &&
+         keys.has_any(c10::DispatchKeySet(
+             {c10::BackendComponent::CPUBit, c10::BackendComponent::PrivateUse1Bit}));
+}
+
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set()) ||
+         (is_dense_cpu_or_hal(self) && is_dense_cpu_or_hal(from));
+}
+
 // Tensor.record_stream: the storage's block is not reused before `stream`
 // has passed the work queued on it so far.
 void record_stream(at::Tensor& self, c10::Stream stream) {
@@ -260,6 +280,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
   m.impl("zero_", TORCH_FN(zero));
   m.impl("record_stream", TORCH_FN(record_stream));
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
 }
 
 }  // namespace torch_hal
