@@ -1,17 +1,12 @@
-// Ops that rearrange elements without arithmetic, composed from the copy,
-// comparison and where kernels: cat (one strided copy per input into its
-// slice of the result), flip (one copy from a view with negated strides,
-// which HAL tensors allow and torch views do not), and tril/triu (where over
-// a mask compared from row and column indices).
+// Ops that rearrange elements without arithmetic, composed from the copy
+// kernel: cat (one strided copy per input into its slice of the result) and
+// flip (one copy from a view with negated strides, which HAL tensors allow
+// and torch views do not).
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/TypeProperties.h>
-#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
-#include <ATen/ops/le.h>
-#include <ATen/ops/where.h>
-#include <ATen/ops/zeros.h>
 #include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
@@ -131,56 +126,12 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   return out;
 }
 
-// tril keeps (row, col) where col - row <= diagonal, triu where
-// col - row >= diagonal; the rest is zero.
-enum class Triangle { lower, upper };
-
-at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, Triangle part,
-                         at::Tensor& out) {
-  TORCH_CHECK(self.dim() >= 2, part == Triangle::lower ? "tril" : "triu",
-              ": input tensor must have at least 2 dimensions");
-  const int64_t rows = self.size(-2);
-  const int64_t cols = self.size(-1);
-  const auto index = self.options().dtype(at::kLong);
-  const at::Tensor row = at::arange(rows, index).unsqueeze(1).add_(diagonal);
-  const at::Tensor col = at::arange(cols, index).unsqueeze(0);
-  const at::Tensor keep = part == Triangle::lower ? at::le(col, row) : at::le(row, col);
-  const at::Tensor zero = at::zeros({}, self.options());
-  if (!out.is_same(self)) {
-    at::assert_no_internal_overlap(out);
-    at::assert_no_partial_overlap(out, self);
-  }
-  return at::where_out(out, keep, self, zero);
-}
-
-template <Triangle part>
-at::Tensor triangle(const at::Tensor& self, int64_t diagonal) {
-  at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
-  return triangle_out(self, diagonal, part, out);
-}
-
-template <Triangle part>
-at::Tensor& triangle_(at::Tensor& self, int64_t diagonal) {
-  return triangle_out(self, diagonal, part, self);
-}
-
-template <Triangle part>
-at::Tensor& triangle_out_of(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
-  return triangle_out(self, diagonal, part, out);
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat", TORCH_FN(cat));
   m.impl("cat.out", TORCH_FN(cat_out));
   m.impl("flip", TORCH_FN(flip));
-  m.impl("tril", TORCH_FN(triangle<Triangle::lower>));
-  m.impl("tril_", TORCH_FN(triangle_<Triangle::lower>));
-  m.impl("tril.out", TORCH_FN(triangle_out_of<Triangle::lower>));
-  m.impl("triu", TORCH_FN(triangle<Triangle::upper>));
-  m.impl("triu_", TORCH_FN(triangle_<Triangle::upper>));
-  m.impl("triu.out", TORCH_FN(triangle_out_of<Triangle::upper>));
 }
 
 }  // namespace torch_hal
