@@ -1,12 +1,8 @@
 // Ops that rearrange elements without arithmetic, composed from the copy
 // kernel: flip is one copy from a view with negated strides, which HAL
 // tensors allow and torch views do not.
-#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
-#include <ATen/native/TypeProperties.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
-#include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
 #include <array>
