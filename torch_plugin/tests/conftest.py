@@ -48,6 +48,11 @@ def strict():
 
 def pytest_terminal_summary(terminalreporter):
     import sys
+    zoo = sys.modules.get("test_model_zoo")
+    if zoo is not None and zoo.TIME_RATIOS:
+        ratios = ", ".join(f"{name} {ratio:.2f}" for name, ratio in zoo.TIME_RATIOS.items())
+        terminalreporter.write_line(f"model zoo, hal/CPU time of the training steps "
+                                    f"(torch on one thread): {ratios}")
     module = sys.modules.get("test_opinfo")
     if module is None:
         return

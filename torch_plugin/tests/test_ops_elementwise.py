@@ -453,3 +453,15 @@ def test_layouts_and_edge_shapes():
     e = torch.empty(0, 3)
     assert_same(torch.add(hal(e), hal(torch.ones(3))), e + torch.ones(3))
     assert_same(torch.exp(hal(e)), torch.exp(e))
+
+
+
+@pytest.mark.parametrize("dtype", [BOOL, I64, torch.int32, torch.int8, torch.uint8])
+def test_bitwise_not(dtype):
+    check_forms("bitwise_not", [make((3, 5), dtype, low=0, high=100)])
+    check_forms("bitwise_not", [make((3, 5), dtype, low=0, high=100, transposed=True)])
+
+
+def test_bitwise_not_rejects_floats():
+    with pytest.raises(NotImplementedError, match="bitwise_not"):
+        torch.bitwise_not(hal(make((3,), F32)))

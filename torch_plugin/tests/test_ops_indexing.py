@@ -1,5 +1,5 @@
 """Indexing ops on hal (index_select, gather, scatter with a tensor or a value,
-scatter_add, index_add) against the CPU: functional, in-place and out= forms,
+scatter_add, index_add, advanced indexing x[i, j]) against the CPU: functional, in-place and out= forms,
 non-contiguous operands, dtypes, duplicate indices, autograd, shape errors, and
 no CPU fallback (HAL_STRICT=1 through the `strict` fixture, or the fallback
 counters where other families' ops take part)."""
@@ -199,3 +199,41 @@ def test_index_add_and_select_gradcheck():
     assert torch.autograd.gradcheck(lambda a, b: a.index_add(0, index, b), (x, source))
     assert torch.autograd.gradcheck(lambda a: a.index_select(0, index), (x,))
     assert indexing_fallbacks() == {}
+
+
+# ------------------------------------------------------------------ advanced indexing
+
+def test_advanced_indexing_matches_cpu(strict):
+    x = sample(4, 5, 6)
+    i, j = torch.tensor([[0, 3], [-1, 2]]), torch.tensor([1, -5])
+    for key in [(i,), (slice(None), i), (i, j), (slice(None), i, j), (i, slice(None), j),
+                (Ellipsis, j), (i, j, torch.tensor(2))]:
+        hal_key = tuple(hal(k) if isinstance(k, torch.Tensor) else k for k in key)
+        close(hal(x)[hal_key], x[key])
+    close(hal(x).transpose(0, 2)[hal(i)], x.transpose(0, 2)[i])
+    close(hal(x)[i], x[i])  # a CPU index, as CUDA accepts
+    ints = sample(4, 5, dtype=torch.int64)
+    close(hal(ints)[hal(i.int())], ints[i.int()])
+
+
+def test_advanced_indexing_result_is_contiguous(strict):
+    x = sample(4, 5, 6)
+    result = hal(x)[:, hal(torch.tensor([0, 2]))]
+    assert result.is_contiguous()
+    close(result.view(-1), x[:, torch.tensor([0, 2])].view(-1))
+
+
+def test_advanced_indexing_out_of_range_fails_on_sync(strict):
+    x = hal(sample(4, 3))
+    x[hal(torch.tensor([1, 2])), hal(torch.tensor([0, 3]))]  # 3 is out of range in dim 1
+    with pytest.raises(ValueError, match="out of range"):
+        torch.hal.synchronize()
+    close(x[hal(torch.tensor([1]))], sample(4, 3)[1:2])  # still usable
+
+
+def test_advanced_indexing_with_a_mask_falls_back_to_cpu():
+    x = sample(4, 3)
+    mask = x > 0
+    torch.hal.reset_fallback_stats()
+    close(hal(x)[hal(mask)], x[mask])
+    assert any("index" in op for op in torch.hal.fallback_stats())

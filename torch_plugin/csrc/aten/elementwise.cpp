@@ -345,6 +345,26 @@ constexpr BinaryOp kMul{"mul", Result::promoted}, kPow{"pow", Result::promoted},
     kTanhBackward{"tanh_backward", Result::promoted, Pass::tensor},
     kSiluBackward{"silu_backward", Result::promoted, Pass::tensor};
 
+// bitwise_not has no kernel of its own: on bool it is logical_not, on an
+// integer x ^ -1 (the wrapped scalar keeps x's width), exact for every width.
+Elementwise bitwise_not_plan(const at::Tensor& self) {
+  const at::ScalarType type = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(type, /*includeBool=*/true),
+                              "\"bitwise_not\" not implemented for '", type, "'");
+  if (type == at::kBool) return unary_plan<kLogicalNot>(self);
+  return binary_plan<kBitwiseXor>(self, wrap(-1));
+}
+
+at::Tensor bitwise_not(const at::Tensor& self) { return bitwise_not_plan(self).run(); }
+
+at::Tensor& bitwise_not_(at::Tensor& self) {
+  return bitwise_not_plan(self).run_in_place(self);
+}
+
+at::Tensor& bitwise_not_out(const at::Tensor& self, at::Tensor& out) {
+  return bitwise_not_plan(self).run_out(out);
+}
+
 // pow of an integer tensor by a scalar: the pow kernel is floating only, so
 // this squares and multiplies with the mul kernel, wrapping as torch's
 // integer pow does (exact for every width).
@@ -851,6 +871,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // sgn is sign on real dtypes (abs's backward reaches it); hal has no complex.
   impl_unary<kSign>(m, "sgn", "sgn_", "sgn.out");
   impl_unary<kLogicalNot>(m, "logical_not", "logical_not_", "logical_not.out");
+  m.impl("bitwise_not", TORCH_FN(bitwise_not));
+  m.impl("bitwise_not_", TORCH_FN(bitwise_not_));
+  m.impl("bitwise_not.out", TORCH_FN(bitwise_not_out));
   m.impl("isposinf", TORCH_FN(float_class<kIsPosInf>));
   m.impl("isposinf.out", TORCH_FN(float_class_out<kIsPosInf>));
   m.impl("isneginf", TORCH_FN(float_class<kIsNegInf>));

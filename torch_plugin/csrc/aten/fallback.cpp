@@ -76,7 +76,9 @@ void check_copy_keeps_semantics(const c10::FunctionSchema& schema,
   }
 }
 
-void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+}  // namespace
+
+void fall_back_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::OperatorName& name = op.schema().operator_name();
   std::string full = name.name;
   if (!name.overload_name.empty()) full += "." + name.overload_name;
@@ -91,8 +93,6 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack);
 }
 
-}  // namespace
-
 std::map<std::string, int64_t> fallback_counts() {
   Counts& c = counts();
   std::lock_guard lock(c.mutex);
@@ -106,7 +106,7 @@ void reset_fallback_counts() {
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&fall_back_to_cpu>());
 }
 
 }  // namespace torch_hal

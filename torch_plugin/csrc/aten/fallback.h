@@ -7,11 +7,19 @@
 // with an error in every mode.
 #pragma once
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
 
 namespace torch_hal {
+
+// The boxed fallback itself. A native kernel that covers only some of an
+// op's cases hands the others here with
+// at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::...>::call(...),
+// so they count, and obey HAL_STRICT, like any other fallback.
+void fall_back_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 std::map<std::string, int64_t> fallback_counts();
 void reset_fallback_counts();

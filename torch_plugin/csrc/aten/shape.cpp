@@ -95,11 +95,10 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
   for (const at::Tensor& t : inputs) {
     if (t.suggest_memory_format() != format) format = at::MemoryFormat::Contiguous;
   }
-  at::Tensor out = at::empty({0}, inputs.front().options()
-                                      .dtype(at::native::result_type(tensors))
-                                      .memory_format(format));
   const at::DimVector sizes = cat_sizes(inputs, dim);
-  out.resize_(sizes, format);
+  at::Tensor out = at::empty(sizes, inputs.front().options()
+                                        .dtype(at::native::result_type(tensors))
+                                        .memory_format(format));
   return cat_into(inputs, dim, out);
 }
 

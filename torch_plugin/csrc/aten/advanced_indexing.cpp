@@ -1,0 +1,180 @@
+// Advanced indexing of the hal backend: self[i0, i1, ...] with integer index
+// tensors (aten::index.Tensor), composed from the index_select, comparison,
+// where and add kernels.
+//
+// The indexed dims are moved to the front and flattened into one, the index
+// tensors (broadcast together) are combined into one linear index over it,
+// and one index_select gathers the rows. A linear index alone could land
+// inside the tensor from an index out of range in one dim, so each dim's
+// index first goes through an index_select of its own, from a table of that
+// dim's offsets (j * its stride in the flattened dims): the kernel checks the
+// index against that dim's size, and an out-of-range one fails at the next
+// synchronization, naming the value, where CPU raises at once.
+//
+// Boolean and byte masks (whose result shape depends on the data) and
+// indexing with no index tensor go to the CPU fallback.
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index.h>
+#include <ATen/ops/index_select.h>
+#include <ATen/ops/lt.h>
+#include <ATen/ops/where.h>
+#include <c10/util/SmallVector.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "aten/fallback.h"
+#include "aten/launch.h"
+
+namespace torch_hal {
+namespace {
+
+using IndexList = c10::List<std::optional<at::Tensor>>;
+
+struct IndexedDim {
+  int64_t dim;
+  at::Tensor index;  // int64, on self's device
+};
+
+// The integer index tensors of `indices` with their dims, or nothing when
+// the composition does not apply (a mask, or no index tensor at all).
+std::optional<std::vector<IndexedDim>> integer_indices(const at::Tensor& self,
+                                                       const IndexList& indices) {
+  TORCH_CHECK_INDEX(static_cast<int64_t>(indices.size()) <= self.dim(),
+                    "too many indices for tensor of dimension ", self.dim(),
+                    " (got ", indices.size(), ")");
+  std::vector<IndexedDim> indexed;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    const std::optional<at::Tensor> index = indices.get(d);
+    if (!index.has_value() || !index->defined()) continue;
+    const at::ScalarType type = index->scalar_type();
+    if (type == at::kBool || type == at::kByte) return std::nullopt;
+    TORCH_CHECK_INDEX(type == at::kLong || type == at::kInt,
+                      "tensors used as indices must be long, int, byte or bool "
+                      "tensors");
+    // Like CUDA, a CPU index for a device tensor is accepted.
+    indexed.push_back({static_cast<int64_t>(d),
+                       to_dtype(index->to(self.device()), at::kLong)});
+  }
+  if (indexed.empty()) return std::nullopt;
+  return indexed;
+}
+
+// The result's sizes: the broadcast index shape in place of the indexed
+// dims when they are adjacent, else in front of the others (numpy's rule).
+struct IndexShape {
+  at::DimVector broadcast;
+  at::DimVector before;  // non-indexed dims in front of the broadcast ones
+  at::DimVector after;   // non-indexed dims behind them
+};
+
+IndexShape index_shape(const at::Tensor& self, const std::vector<IndexedDim>& indexed) {
+  IndexShape shape;
+  for (const IndexedDim& i : indexed) {
+    shape.broadcast = at::infer_size_dimvector(shape.broadcast, i.index.sizes());
+  }
+  const bool adjacent = indexed.back().dim - indexed.front().dim + 1 ==
+                        static_cast<int64_t>(indexed.size());
+  size_t next = 0;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (next < indexed.size() && indexed[next].dim == d) {
+      ++next;
+      continue;
+    }
+    const bool in_front = adjacent && d < indexed.front().dim;
+    (in_front ? shape.before : shape.after).push_back(self.size(d));
+  }
+  return shape;
+}
+
+// One linear index into the flattened indexed dims, of the broadcast shape.
+at::Tensor linear_index(const at::Tensor& self, const std::vector<IndexedDim>& indexed,
+                        at::IntArrayRef broadcast) {
+  at::Tensor linear;
+  int64_t stride = 1;
+  for (auto i = indexed.rbegin(); i != indexed.rend(); ++i) {
+    const int64_t size = self.size(i->dim);
+    const at::Tensor wrapped =
+        at::where(at::lt(i->index, 0), at::add(i->index, size), i->index);
+    // Host-made and tiny: one entry per position of this dim.
+    const at::Tensor offsets = at::arange(size, at::TensorOptions().dtype(at::kLong))
+                                   .mul_(stride)
+                                   .to(self.device());
+    const at::Tensor part =
+        at::index_select(offsets, 0, wrapped.reshape({-1})).view(wrapped.sizes());
+    linear = linear.defined() ? at::add(linear, part) : part;
+    stride *= size;
+  }
+  return linear.expand(broadcast).reshape({-1});
+}
+
+at::Tensor& index_out(const at::Tensor& self, const IndexList& indices, at::Tensor& out) {
+  const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
+  if (!indexed.has_value()) {
+    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::index_Tensor_out>::call(
+        self, indices, out);
+  }
+  const IndexShape shape = index_shape(self, *indexed);
+  // self with the indexed dims first, flattened into one.
+  std::vector<int64_t> order;
+  int64_t rows = 1;
+  for (const IndexedDim& i : *indexed) {
+    order.push_back(i.dim);
+    rows *= self.size(i.dim);
+  }
+  at::DimVector flat_sizes{rows};
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (std::find(order.begin(), order.end(), d) == order.end()) {
+      order.push_back(d);
+      flat_sizes.push_back(self.size(d));
+    }
+  }
+  const at::Tensor flat = self.permute(order).reshape(flat_sizes);
+
+  at::DimVector sizes(shape.before);
+  sizes.append(shape.broadcast.begin(), shape.broadcast.end());
+  sizes.append(shape.after.begin(), shape.after.end());
+  return write_out(out, sizes, self.scalar_type(), [&](const at::Tensor& result) {
+    if (result.numel() == 0) return;
+    at::DimVector gathered_sizes(shape.broadcast);
+    gathered_sizes.append(shape.before.begin(), shape.before.end());
+    gathered_sizes.append(shape.after.begin(), shape.after.end());
+    const at::Tensor gathered =
+        at::index_select(flat, 0, linear_index(self, *indexed, shape.broadcast))
+            .view(gathered_sizes);
+    // Move the broadcast dims behind `before` (a no-op when it is empty).
+    const auto indexed_rank = static_cast<int64_t>(shape.broadcast.size());
+    const auto before_rank = static_cast<int64_t>(shape.before.size());
+    std::vector<int64_t> placement;
+    for (int64_t d = 0; d < before_rank; ++d) placement.push_back(indexed_rank + d);
+    for (int64_t d = 0; d < indexed_rank; ++d) placement.push_back(d);
+    for (int64_t d = indexed_rank + before_rank; d < gathered.dim(); ++d) placement.push_back(d);
+    const at::Tensor placed = gathered.permute(placement);
+    launch(result, "copy", {tensor_arg(result), tensor_arg(placed)});
+  });
+}
+
+at::Tensor index(const at::Tensor& self, const IndexList& indices) {
+  const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
+  if (!indexed.has_value()) {
+    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::index_Tensor>::call(
+        self, indices);
+  }
+  at::Tensor out = at::empty({0}, self.options());
+  return index_out(self, indices, out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index.Tensor", TORCH_FN(index));
+  m.impl("index.Tensor_out", TORCH_FN(index_out));
+}
+
+}  // namespace torch_hal
