@@ -175,9 +175,7 @@ void register_unary_family() {
   simple("silu", [](double x) { return x * sigmoid(x); });
   simple("erf", [](double x) { return std::erf(x); });
   simple("reciprocal", [](double x) { return 1.0 / x; });
-  simple("sign", [](double x) {
-    return std::isnan(x) ? x : static_cast<double>((x > 0) - (x < 0));
-  });
+  simple("sign", [](double x) { return static_cast<double>((x > 0) - (x < 0)); });
   simple("floor", [](double x) { return std::floor(x); }, {.range = {-3, 3}});
   simple("ceil", [](double x) { return std::ceil(x); }, {.range = {-3, 3}});
   simple("round", [](double x) { return std::nearbyint(x); }, {.range = {-3, 3}});

@@ -53,6 +53,18 @@ def pytest_terminal_summary(terminalreporter):
         ratios = ", ".join(f"{name} {ratio:.2f}" for name, ratio in zoo.TIME_RATIOS.items())
         terminalreporter.write_line(f"model zoo, hal/CPU time of the training steps "
                                     f"(torch on one thread): {ratios}")
+    generic = sys.modules.get("test_device_generic")
+    if generic is not None:
+        for kind, results in generic.RESULTS.items():
+            if not results:
+                continue
+            passed = sum(ok for ok, _ in results.values())
+            native = sum(ok and native for ok, native in results.values())
+            fell_back = sum(not native for _, native in results.values())
+            terminalreporter.write_line(
+                f"PyTorch device-generic {kind} on hal: {passed}/{len(results)} pass "
+                f"({100 * passed / len(results):.1f} %), {native} pass natively "
+                f"({100 * native / len(results):.1f} %), {fell_back} used a CPU fallback")
     module = sys.modules.get("test_opinfo")
     if module is None:
         return

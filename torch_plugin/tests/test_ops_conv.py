@@ -1,11 +1,15 @@
 """Convolution, max pooling and batch normalization on hal against the CPU:
 forward and backward with stride, padding, dilation, groups, ceil_mode,
-training and evaluation, out= forms, dtypes, gradcheck in f64, clear errors
-for what hal does not implement, and no CPU fallback for this family's ops."""
+training and evaluation, out= forms, dtypes, gradcheck in f64, transposed
+convolutions, 3-D ones on CPU (a counted fallback), and no CPU fallback for
+the rest of this family's ops."""
+
+import copy
 
 import pytest
 import torch
 
+from conftest import strict_mode
 from hal_testing import fallbacks_of, hal
 import torch.nn.functional as F
 from torch import nn
@@ -110,11 +114,52 @@ def test_conv1d_runs_as_a_2d_convolution(strict):
         close(h.grad, c.grad)
 
 
-def test_other_convolutions_are_not_implemented(strict):
-    with pytest.raises(NotImplementedError, match="2-D convolution only"):
-        F.conv3d(hal(torch.randn(1, 2, 4, 4, 4)), hal(torch.randn(3, 2, 2, 2, 2)))
-    with pytest.raises(NotImplementedError, match="transposed"):
-        F.conv_transpose2d(hal(torch.randn(1, 2, 4, 4)), hal(torch.randn(2, 3, 2, 2)))
+@pytest.mark.parametrize("stride,padding,output_padding,dilation,groups",
+                         [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), ((2, 3), (0, 1), (1, 2), 1, 2),
+                          (2, 1, 0, 2, 2)])
+def test_conv_transpose2d_forward_and_backward(strict, stride, padding, output_padding,
+                                               dilation, groups):
+    x = torch.randn(2, 4, 5, 6, dtype=torch.float64)
+    w = torch.randn(4, 3, 3, 2, dtype=torch.float64)
+    b = torch.randn(3 * groups, dtype=torch.float64)
+    cpu_out, hal_out, cpu_in, hal_in = run_both(
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=stride, padding=padding,
+                                           output_padding=output_padding, groups=groups,
+                                           dilation=dilation), x, w, b)
+    close(hal_out.detach(), cpu_out.detach())
+    backward_both(cpu_out, hal_out)
+    for c, h in zip(cpu_in, hal_in):
+        close(h.grad, c.grad)
+
+
+def test_conv_transpose1d_and_module(strict):
+    x = torch.randn(2, 3, 7, dtype=torch.float64)
+    w = torch.randn(3, 2, 3, dtype=torch.float64)
+    cpu_out, hal_out, _, _ = run_both(
+        lambda x, w: F.conv_transpose1d(x, w, stride=2, output_padding=1), x, w)
+    close(hal_out.detach(), cpu_out.detach())
+    torch.manual_seed(0)
+    module = nn.ConvTranspose2d(2, 4, 3, stride=2)
+    x = torch.randn(1, 2, 4, 4)
+    close(copy.deepcopy(module).to(HAL)(hal(x)).detach(), module(x).detach())
+
+
+def test_conv3d_runs_on_cpu_and_counts_as_a_fallback():
+    torch.hal.reset_fallback_stats()
+    x = torch.randn(1, 2, 4, 4, 4, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(3, 2, 2, 2, 2, dtype=torch.float64, requires_grad=True)
+    hx, hw = hal(x.detach()).requires_grad_(), hal(w.detach()).requires_grad_()
+    expected, actual = F.conv3d(x, w, padding=1), F.conv3d(hx, hw, padding=1)
+    close(actual.detach(), expected.detach())
+    expected.sum().backward()
+    actual.sum().backward()
+    close(hx.grad, x.grad)
+    close(hw.grad, w.grad)
+    assert set(conv_fallbacks()) == {"aten::convolution_overrideable",
+                                     "aten::convolution_backward_overrideable"}
+    with pytest.raises(RuntimeError, match="HAL_STRICT=1: 'aten::convolution_overrideable'"):
+        with strict_mode():
+            F.conv3d(hx, hw)
 
 
 def test_conv2d_shape_errors_are_torch_errors(strict):

@@ -43,8 +43,7 @@ struct Sign {
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
   static M Apply(M x) {
-    if (x != x) return x;  // NaN
-    return static_cast<M>((x > 0) - (x < 0));
+    return static_cast<M>((x > 0) - (x < 0));  // NaN gives 0, as torch
   }
 };
 struct Relu {

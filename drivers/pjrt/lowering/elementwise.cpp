@@ -250,11 +250,9 @@ constexpr KernelEntry kKernels[] = {
        Map(k, 1, [](ProgramBuilder& b, std::vector<Value> v) {
          const Value& x = v[0];
          const Value zero = b.Like(x, 0);
-         const Value s =
-             b.Select(b.Compare(x, zero, "GT"), b.Like(x, 1),
-                      b.Select(b.Compare(x, zero, "LT"), b.Like(x, -1), zero));
-         // NaN stays NaN.
-         return b.Select(b.Compare(x, x, "NE"), x, s);
+         // NaN compares false both ways and gives 0, as torch.
+         return b.Select(b.Compare(x, zero, "GT"), b.Like(x, 1),
+                         b.Select(b.Compare(x, zero, "LT"), b.Like(x, -1), zero));
        });
      }},
     {"floor",

@@ -5,14 +5,17 @@
 // at::convolution sends a custom device's convolutions to
 // convolution_overrideable and their gradients to
 // convolution_backward_overrideable: both land here and run as 2-D
-// convolutions (torch batches an unbatched input, and views 1-D convolutions
-// as 2-D ones of height 1, before calling them); 3-D and transposed
-// convolutions raise NotImplementedError.
+// convolutions, ordinary or transposed (torch batches an unbatched input,
+// and views 1-D convolutions as 2-D ones of height 1, before calling them).
+// 3-D convolutions run on CPU: CPU has no kernel for the overrideable ops,
+// so that fallback is made here rather than by the boxed one.
 //
 // Batch norm has several ATen entry points: nn.BatchNorm in eager mode calls
 // native_batch_norm (torch 2.13), exported graphs `_batch_norm_with_update` /
 // `_batch_norm_no_update`, decompositions the `_native_batch_norm_legit`
 // family. All share one forward and one backward implementation.
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
@@ -21,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "aten/fallback.h"
 #include "aten/launch.h"
 
 namespace torch_hal {
@@ -38,16 +42,14 @@ struct Conv2dParams {
   int64_t groups;
 };
 
-Conv2dParams conv2d_params(const char* op, const at::Tensor& input,
-                           at::IntArrayRef stride, at::IntArrayRef padding,
-                           at::IntArrayRef dilation, bool transposed,
-                           int64_t groups) {
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      !transposed, op, ": transposed convolution is not implemented on hal");
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      input.dim() == 4, op,
-      ": hal implements 2-D convolution only (input [N, C, H, W]), got a ",
-      input.dim(), "-D input");
+// Whether the conv kernels can run this convolution: 2-D (1-D ones arrive
+// as 2-D); anything else goes to CPU (run_on_cpu).
+bool is_2d(const at::Tensor& input, const at::Tensor& weight) {
+  return input.dim() == 4 && weight.dim() == 4;
+}
+
+Conv2dParams conv2d_params(const char* op, at::IntArrayRef stride, at::IntArrayRef padding,
+                           at::IntArrayRef dilation, int64_t groups) {
   TORCH_CHECK(stride.size() == 2 && padding.size() == 2 && dilation.size() == 2,
               op, ": expected 2 values each of stride, padding and dilation");
   return {{stride[0], stride[1]},
@@ -59,6 +61,20 @@ Conv2dParams conv2d_params(const char* op, const at::Tensor& input,
 int64_t conv_output_size(int64_t input, int64_t kernel, int64_t stride,
                          int64_t pad, int64_t dilation) {
   return (input + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+int64_t transposed_output_size(int64_t input, int64_t kernel, int64_t stride, int64_t pad,
+                               int64_t dilation, int64_t output_padding) {
+  return (input - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1;
+}
+
+void launch_conv2d(const at::Tensor& out, const at::Tensor& input, const at::Tensor& weight,
+                   const std::optional<at::Tensor>& bias, const Conv2dParams& p) {
+  launch(out, "conv2d",
+         {tensor_arg(out), tensor_arg(input), tensor_arg(weight),
+          optional_tensor_arg(bias), int_arg(p.stride[0]), int_arg(p.stride[1]),
+          int_arg(p.padding[0]), int_arg(p.padding[1]), int_arg(p.dilation[0]),
+          int_arg(p.dilation[1]), int_arg(p.groups)});
 }
 
 // The two backward kernels share their argument list: the gradient computed,
@@ -73,15 +89,57 @@ void launch_conv_backward(const char* kernel, const at::Tensor& grad,
           int_arg(p.groups)});
 }
 
+// grad_out summed over N, oH, oW (the keepdim form [1, C, 1, 1]).
+at::Tensor bias_gradient(const at::Tensor& grad_output) {
+  const int64_t channels = grad_output.size(1);
+  at::Tensor grad_bias = empty_like_device(grad_output, {channels}, grad_output.scalar_type());
+  launch(grad_bias, "sum",
+         {tensor_arg(grad_bias.view({1, channels, 1, 1})), tensor_arg(grad_output)});
+  return grad_bias;
+}
+
+// A transposed convolution is the adjoint of the ordinary one with the same
+// weight ([C_in, C_out / groups, kH, kW] reads as conv2d's [O, I / groups,
+// kH, kW]): its forward is conv2d's input gradient, its input gradient is
+// conv2d's forward, and its weight gradient is conv2d's with the roles of
+// input and grad_output swapped.
+at::Tensor transposed_conv2d(const at::Tensor& input, const at::Tensor& weight,
+                             const std::optional<at::Tensor>& bias, const Conv2dParams& p,
+                             at::IntArrayRef output_padding) {
+  TORCH_CHECK(output_padding.size() == 2, "convolution: expected 2 values of output_padding");
+  at::Tensor out = empty_like_device(
+      input,
+      {input.size(0), weight.size(1) * p.groups,
+       transposed_output_size(input.size(2), weight.size(2), p.stride[0], p.padding[0],
+                              p.dilation[0], output_padding[0]),
+       transposed_output_size(input.size(3), weight.size(3), p.stride[1], p.padding[1],
+                              p.dilation[1], output_padding[1])},
+      input.scalar_type());
+  launch_conv_backward("conv2d_backward_input", out, input, weight, p);
+  if (bias.has_value() && bias->defined()) {
+    const at::Tensor column = bias->view({1, -1, 1, 1});
+    launch(out, "add",
+           {tensor_arg(out), tensor_arg(out), broadcast_tensor_arg(column, out.sizes()),
+            int_arg(1)});
+  }
+  return out;
+}
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding,
                        at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, int64_t groups) {
-  const Conv2dParams p = conv2d_params("convolution", input, stride, padding,
-                                       dilation, transposed, groups);
-  TORCH_CHECK(weight.dim() == 4, "convolution: expected a 4-D weight, got ",
-              weight.dim(), "-D");
+  if (!is_2d(input, weight)) {
+    note_cpu_fallback("aten::convolution_overrideable");
+    const std::optional<at::Tensor> host_bias =
+        bias.has_value() && bias->defined() ? std::optional(bias->cpu()) : std::nullopt;
+    return at::convolution(input.cpu(), weight.cpu(), host_bias, stride, padding, dilation,
+                           transposed, output_padding, groups)
+        .to(input.device());
+  }
+  const Conv2dParams p = conv2d_params("convolution", stride, padding, dilation, groups);
+  if (transposed) return transposed_conv2d(input, weight, bias, p, output_padding);
   at::Tensor out = empty_like_device(
       input,
       {input.size(0), weight.size(0),
@@ -90,11 +148,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
        conv_output_size(input.size(3), weight.size(3), p.stride[1],
                         p.padding[1], p.dilation[1])},
       input.scalar_type());
-  launch(out, "conv2d",
-         {tensor_arg(out), tensor_arg(input), tensor_arg(weight),
-          optional_tensor_arg(bias), int_arg(p.stride[0]), int_arg(p.stride[1]),
-          int_arg(p.padding[0]), int_arg(p.padding[1]), int_arg(p.dilation[0]),
-          int_arg(p.dilation[1]), int_arg(p.groups)});
+  launch_conv2d(out, input, weight, bias, p);
   return out;
 }
 
@@ -103,30 +157,38 @@ TensorTriple convolution_backward(
     const at::Tensor& weight, at::IntArrayRef stride, at::IntArrayRef padding,
     at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask) {
+  if (!is_2d(input, weight)) {
+    note_cpu_fallback("aten::convolution_backward_overrideable");
+    const int64_t bias_size = transposed ? weight.size(1) * groups : weight.size(0);
+    auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
+        grad_output.cpu(), input.cpu(), weight.cpu(), at::IntArrayRef{bias_size}, stride,
+        padding, dilation, transposed, output_padding, groups, output_mask);
+    const auto back = [&](const at::Tensor& t) {
+      return t.defined() ? t.to(input.device()) : t;
+    };
+    return {back(grad_input), back(grad_weight), back(grad_bias)};
+  }
   const Conv2dParams params =
-      conv2d_params("convolution_backward", input, stride, padding, dilation,
-                    transposed, groups);
+      conv2d_params("convolution_backward", stride, padding, dilation, groups);
   at::Tensor grad_input, grad_weight, grad_bias;
   if (output_mask[0]) {
     grad_input = empty_like_device(input, input.sizes(), input.scalar_type());
-    launch_conv_backward("conv2d_backward_input", grad_input, grad_output,
-                         weight, params);
+    if (transposed) {
+      launch_conv2d(grad_input, grad_output, weight, std::nullopt, params);
+    } else {
+      launch_conv_backward("conv2d_backward_input", grad_input, grad_output, weight, params);
+    }
   }
   if (output_mask[1]) {
     grad_weight =
         empty_like_device(weight, weight.sizes(), weight.scalar_type());
-    launch_conv_backward("conv2d_backward_weight", grad_weight, grad_output,
-                         input, params);
+    if (transposed) {
+      launch_conv_backward("conv2d_backward_weight", grad_weight, input, grad_output, params);
+    } else {
+      launch_conv_backward("conv2d_backward_weight", grad_weight, grad_output, input, params);
+    }
   }
-  if (output_mask[2]) {
-    // grad_out summed over N, oH, oW: the keepdim form [1, O, 1, 1].
-    const int64_t channels = grad_output.size(1);
-    grad_bias =
-        empty_like_device(grad_output, {channels}, grad_output.scalar_type());
-    launch(grad_bias, "sum",
-           {tensor_arg(grad_bias.view({1, channels, 1, 1})),
-            tensor_arg(grad_output)});
-  }
+  if (output_mask[2]) grad_bias = bias_gradient(grad_output);
   return {grad_input, grad_weight, grad_bias};
 }
 

@@ -83,14 +83,15 @@ void fall_back_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::string full = name.name;
   if (!name.overload_name.empty()) full += "." + name.overload_name;
   check_copy_keeps_semantics(op.schema(), full, *stack);
-  TORCH_CHECK(!strict(), "HAL_STRICT=1: '", full,
-              "' has no hal kernel and would fall back to CPU");
-  {
-    Counts& c = counts();
-    std::lock_guard lock(c.mutex);
-    ++c.by_op[full];
-  }
+  note_cpu_fallback(full);
   at::native::cpu_fallback(op, stack);
+}
+
+void note_cpu_fallback(const std::string& op) {
+  TORCH_CHECK(!strict(), "HAL_STRICT=1: '", op, "' has no hal kernel and would fall back to CPU");
+  Counts& c = counts();
+  std::lock_guard lock(c.mutex);
+  ++c.by_op[op];
 }
 
 std::map<std::string, int64_t> fallback_counts() {

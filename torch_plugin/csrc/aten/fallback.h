@@ -21,6 +21,11 @@ namespace torch_hal {
 // so they count, and obey HAL_STRICT, like any other fallback.
 void fall_back_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// For a kernel that runs an op on CPU by hand (where CPU has no kernel for
+// the op itself, only for what it stands for): counts `op` ("aten::name")
+// as a fallback, or raises under HAL_STRICT=1.
+void note_cpu_fallback(const std::string& op);
+
 std::map<std::string, int64_t> fallback_counts();
 void reset_fallback_counts();
 

@@ -54,7 +54,7 @@ CT apply(CT x, CT y, CT z) { return -x; }
 CT apply(CT x, CT y, CT z) { return x < CT(0) ? -x : x; }  // the most negative integer wraps to itself
 #elif defined(OP_SIGN)
 #define INPUTS 1
-CT apply(CT x, CT y, CT z) { return is_nan(x) ? x : CT(x > CT(0)) - CT(x < CT(0)); }
+CT apply(CT x, CT y, CT z) { return CT(x > CT(0)) - CT(x < CT(0)); }  // NaN gives 0, as torch
 #elif defined(OP_RELU)
 #define INPUTS 1
 CT apply(CT x, CT y, CT z) { return x > CT(0) || is_nan(x) ? x : CT(0); }
