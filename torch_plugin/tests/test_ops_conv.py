@@ -116,7 +116,7 @@ def test_conv1d_runs_as_a_2d_convolution(strict):
 
 @pytest.mark.parametrize("stride,padding,output_padding,dilation,groups",
                          [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), ((2, 3), (0, 1), (1, 2), 1, 2),
-                          (2, 1, 0, 2, 2)])
+                          (2, 1, 0, 2, 2), (2, 1, 2, 3, 1)])
 def test_conv_transpose2d_forward_and_backward(strict, stride, padding, output_padding,
                                                dilation, groups):
     x = torch.randn(2, 4, 5, 6, dtype=torch.float64)

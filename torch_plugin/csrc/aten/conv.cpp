@@ -103,6 +103,28 @@ at::Tensor bias_gradient(const at::Tensor& grad_output) {
 // kH, kW]): its forward is conv2d's input gradient, its input gradient is
 // conv2d's forward, and its weight gradient is conv2d's with the roles of
 // input and grad_output swapped.
+//
+// An output_padding of at least the stride (allowed when the dilation is
+// larger) makes the output larger than the ordinary convolution of that
+// size maps back onto; the input then counts as zero-padded at its end to
+// that convolution's output size, which adds nothing to the result.
+at::Tensor zero_padded_to(const at::Tensor& t, int64_t height, int64_t width) {
+  if (t.size(2) == height && t.size(3) == width) return t;
+  at::Tensor padded = empty_like_device(t, {t.size(0), t.size(1), height, width}, t.scalar_type());
+  launch(padded, "fill", {tensor_arg(padded), int_arg(0)});
+  const at::Tensor inner = padded.narrow(2, 0, t.size(2)).narrow(3, 0, t.size(3));
+  launch(padded, "copy", {tensor_arg(inner), tensor_arg(t)});
+  return padded;
+}
+
+// The size conv2d gives for `output` (the transposed convolution's output
+// sizes): where the transposed convolution's input counts as zero-padded to.
+std::array<int64_t, 2> adjoint_input_sizes(at::IntArrayRef output, const at::Tensor& weight,
+                                           const Conv2dParams& p) {
+  return {conv_output_size(output[2], weight.size(2), p.stride[0], p.padding[0], p.dilation[0]),
+          conv_output_size(output[3], weight.size(3), p.stride[1], p.padding[1],
+                           p.dilation[1])};
+}
 at::Tensor transposed_conv2d(const at::Tensor& input, const at::Tensor& weight,
                              const std::optional<at::Tensor>& bias, const Conv2dParams& p,
                              at::IntArrayRef output_padding) {
@@ -115,7 +137,9 @@ at::Tensor transposed_conv2d(const at::Tensor& input, const at::Tensor& weight,
        transposed_output_size(input.size(3), weight.size(3), p.stride[1], p.padding[1],
                               p.dilation[1], output_padding[1])},
       input.scalar_type());
-  launch_conv_backward("conv2d_backward_input", out, input, weight, p);
+  const auto [height, width] = adjoint_input_sizes(out.sizes(), weight, p);
+  launch_conv_backward("conv2d_backward_input", out, zero_padded_to(input, height, width),
+                       weight, p);
   if (bias.has_value() && bias->defined()) {
     const at::Tensor column = bias->view({1, -1, 1, 1});
     launch(out, "add",
@@ -171,10 +195,22 @@ TensorTriple convolution_backward(
   const Conv2dParams params =
       conv2d_params("convolution_backward", stride, padding, dilation, groups);
   at::Tensor grad_input, grad_weight, grad_bias;
+  const auto [height, width] = transposed ? adjoint_input_sizes(grad_output.sizes(), weight, params)
+                                          : std::array<int64_t, 2>{};
   if (output_mask[0]) {
     grad_input = empty_like_device(input, input.sizes(), input.scalar_type());
     if (transposed) {
-      launch_conv2d(grad_input, grad_output, weight, std::nullopt, params);
+      // The gradient of the zero padding is dropped.
+      const bool padded_input = height != input.size(2) || width != input.size(3);
+      const at::Tensor padded =
+          padded_input ? empty_like_device(input, {input.size(0), input.size(1), height, width},
+                                           input.scalar_type())
+                       : grad_input;
+      launch_conv2d(padded, grad_output, weight, std::nullopt, params);
+      if (padded_input) {
+        const at::Tensor inner = padded.narrow(2, 0, input.size(2)).narrow(3, 0, input.size(3));
+        launch(grad_input, "copy", {tensor_arg(grad_input), tensor_arg(inner)});
+      }
     } else {
       launch_conv_backward("conv2d_backward_input", grad_input, grad_output, weight, params);
     }
@@ -183,7 +219,8 @@ TensorTriple convolution_backward(
     grad_weight =
         empty_like_device(weight, weight.sizes(), weight.scalar_type());
     if (transposed) {
-      launch_conv_backward("conv2d_backward_weight", grad_weight, input, grad_output, params);
+      launch_conv_backward("conv2d_backward_weight", grad_weight,
+                           zero_padded_to(input, height, width), grad_output, params);
     } else {
       launch_conv_backward("conv2d_backward_weight", grad_weight, grad_output, input, params);
     }

@@ -164,7 +164,7 @@ CT m_expm1(CT x) {
 CT m_log1p(CT x) {
   const CT u = CT(1) + x;
   if (u == CT(1)) return x;
-  if (isinf(u)) return u;
+  if (isinf(u)) return u > CT(0) ? u : m_nan(u);  // x = -inf: below -1
   return m_log(u) * x / (u - CT(1));
 }
 CT m_tanh(CT x) {
