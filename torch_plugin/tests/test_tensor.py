@@ -135,3 +135,37 @@ def test_strict_mode_names_the_op(strict):
     x = torch.tensor([3.0, 1.0, 2.0], device=HAL)
     with pytest.raises(RuntimeError, match="HAL_STRICT=1: 'aten::sort"):
         torch.sort(x)
+
+
+# ---- complex tensors: held on hal, computed by the CPU fallback
+
+def test_complex_tensors_round_trip_and_convert():
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    h = z.to("hal")
+    assert h.dtype == torch.complex64 and h.device.type == "hal"
+    assert torch.equal(h.cpu(), z)
+    assert torch.equal(h.t().contiguous().cpu(), z.t().contiguous())
+    assert torch.equal(h.to(torch.complex128).cpu(), z.to(torch.complex128))
+    x = torch.randn(3, 4)
+    assert torch.equal(x.to("hal").to(torch.complex64).cpu(), x.to(torch.complex64))
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        assert torch.equal(h.float().cpu(), z.real)
+    assert torch.equal(torch.view_as_real(h).cpu(), torch.view_as_real(z))
+
+
+def test_complex_fill_conj_and_fallback_ops():
+    filled = torch.empty(2, 3, dtype=torch.complex64, device="hal").fill_(1 - 2j)
+    assert torch.equal(filled.cpu(), torch.full((2, 3), 1 - 2j, dtype=torch.complex64))
+    z = torch.randn(5, dtype=torch.complex64)
+    h = z.to("hal")
+    assert torch.equal(h.conj().cpu(), z.conj())
+    assert torch.equal(h.conj().clone().cpu(), z.conj().resolve_conj())
+    assert torch.equal(torch.conj_physical(h).cpu(), torch.conj_physical(z))
+    x = torch.randn(8)
+    torch.testing.assert_close(torch.fft.fft(x.to("hal")).cpu(), torch.fft.fft(x))
+
+
+def test_complex_arithmetic_is_refused_by_name():
+    h = torch.randn(3, dtype=torch.complex64).to("hal")
+    with pytest.raises(NotImplementedError, match="ComplexFloat"):
+        h * h

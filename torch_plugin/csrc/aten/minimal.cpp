@@ -5,17 +5,25 @@
 // of the hal side, staged through a temporary only when a layout or dtype
 // change cannot be done by the transfer itself. Also here: which tensors may
 // take another's storage in place (nn.Module conversion relies on it).
+//
+// Complex tensors live on hal as pairs of their real dtype (what
+// view_as_real shows): copies and fills handle them here, so any op without a
+// hal kernel runs on them through the CPU fallback. The kernels have no
+// complex dtype, so an op with a hal kernel refuses them by name.
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/CachingHostAllocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
+#include <ATen/ops/_copy_from.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/resize_native.h>
 #include <ATen/ops/set_native.h>
+#include <ATen/ops/view_as_real.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include "aten/launch.h"
@@ -146,6 +154,42 @@ void finish_host_side(const at::Tensor& host, const at::Tensor& hal_tensor,
   }
 }
 
+bool is_complex(const at::Tensor& t) { return at::isComplexType(t.scalar_type()); }
+
+// The stored real pairs of a complex tensor, whatever its conjugate bit says
+// (copy_from_conjugate applies the bit).
+at::Tensor stored_pairs(const at::Tensor& t) {
+  return at::view_as_real(t.is_conj() ? t.conj() : t);
+}
+
+// dst = src on one hal device, converting the dtype (src broadcast to dst's
+// shape). A complex side is copied as its real pairs; a real source fills
+// the real parts and zeroes the imaginary ones, and a complex source into a
+// real tensor gives its real parts, with CPU's warning.
+void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
+  const at::Tensor source = src.expand_as(dst);
+  if (!is_complex(dst) && !is_complex(source)) {
+    launch(dst, "copy", {tensor_arg(dst), tensor_arg(source)});
+  } else if (is_complex(dst) && is_complex(source)) {
+    const at::Tensor pairs = stored_pairs(dst);
+    launch(dst, "copy", {tensor_arg(pairs), tensor_arg(stored_pairs(source))});
+  } else if (is_complex(dst)) {
+    const at::Tensor pairs = stored_pairs(dst);
+    launch(dst, "copy", {tensor_arg(pairs.select(-1, 0)), tensor_arg(source)});
+    launch(dst, "fill", {tensor_arg(pairs.select(-1, 1)), int_arg(0)});
+  } else {
+    TORCH_WARN_ONCE(
+        "Casting complex values to real discards the imaginary part");
+    launch(dst, "copy", {tensor_arg(dst), tensor_arg(stored_pairs(source).select(-1, 0))});
+  }
+}
+
+void negate_imaginary_parts(const at::Tensor& t) {
+  if (t.numel() == 0) return;
+  const at::Tensor imaginary = stored_pairs(t).select(-1, 1);
+  launch(t, "neg", {tensor_arg(imaginary), tensor_arg(imaginary)});
+}
+
 void copy_cpu_to_hal(const at::Tensor& src, const at::Tensor& dst,
                      bool non_blocking) {
   // The bytes to send: src itself when its layout already is dst's.
@@ -156,7 +200,7 @@ void copy_cpu_to_hal(const at::Tensor& src, const at::Tensor& dst,
   stream.copy(HAL_COPY_HOST_TO_DEVICE, reinterpret_cast<uint64_t>(target.data_ptr()),
               reinterpret_cast<uint64_t>(staged.data_ptr()), byte_size(target));
   finish_host_side(staged, dst, non_blocking);
-  if (!target.is_same(dst)) launch(dst, "copy", {tensor_arg(dst), tensor_arg(target)});
+  if (!target.is_same(dst)) copy_on_device(dst, target);
 }
 
 void copy_hal_to_cpu(const at::Tensor& src, const at::Tensor& dst,
@@ -167,7 +211,7 @@ void copy_hal_to_cpu(const at::Tensor& src, const at::Tensor& dst,
       device_supports(src.device().index(), dst.scalar_type()) ? dst.scalar_type() : src.scalar_type();
   if (!staged.is_contiguous() || staged.scalar_type() != wire_type) {
     at::Tensor contiguous = empty_like_device(src, dst.sizes(), wire_type);
-    launch(contiguous, "copy", {tensor_arg(contiguous), tensor_arg(staged)});
+    copy_on_device(contiguous, staged);
     staged = contiguous;
   }
   const bool direct = same_layout(staged, dst);
@@ -196,7 +240,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst,
     } else if (dst.is_cpu()) {
       copy_hal_to_cpu(self, dst, non_blocking);
     } else if (self.device() == dst.device()) {
-      launch(dst, "copy", {tensor_arg(dst), tensor_arg(self.expand_as(dst))});
+      copy_on_device(dst, self);
     } else {  // between two hal devices: through the host
       copy_cpu_to_hal(self.to(c10::kCPU), dst, false);
     }
@@ -204,6 +248,35 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst,
     rethrow_as_torch_error("copying to " + dst.device().str());
   }
   return dst;
+}
+
+// A copy where one side carries the conjugate bit (x.conj() of a complex
+// tensor). PyTorch's conjugate fallback would materialize the source with
+// clone(), whose copy_ comes back here with the same bit: an endless
+// recursion. So the stored values are copied as they are, and conjugated
+// afterwards where the two sides' bits differ.
+at::Tensor copy_from_conjugate(const at::Tensor& self, const at::Tensor& dst,
+                               bool non_blocking) {
+  {
+    const c10::impl::ExcludeDispatchKeyGuard stored_values(c10::DispatchKey::Conjugate);
+    at::_copy_from(self, dst, non_blocking);
+  }
+  if (self.is_conj() != dst.is_conj()) negate_imaginary_parts(dst);
+  return dst;
+}
+
+// conj_physical for a hal tensor: PyTorch's kernel goes through a
+// DispatchStub that has none for hal.
+at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
+  if (out.sizes() != self.sizes()) out.resize_(self.sizes());
+  copy_on_device(out, self);
+  if (is_complex(out)) negate_imaginary_parts(out);
+  return out;
+}
+
+at::Tensor& conj_physical_in_place(at::Tensor& self) {
+  if (is_complex(self)) negate_imaginary_parts(self);
+  return self;
 }
 
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
@@ -218,7 +291,15 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
-  if (self.numel() > 0) launch(self, "fill", {tensor_arg(self), scalar_arg(value)});
+  if (self.numel() == 0) return self;
+  if (is_complex(self)) {
+    const c10::complex<double> z = value.toComplexDouble();
+    const at::Tensor pairs = stored_pairs(self);
+    launch(self, "fill", {tensor_arg(pairs.select(-1, 0)), float_arg(z.real())});
+    launch(self, "fill", {tensor_arg(pairs.select(-1, 1)), float_arg(z.imag())});
+  } else {
+    launch(self, "fill", {tensor_arg(self), scalar_arg(value)});
+  }
   return self;
 }
 
@@ -227,7 +308,7 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
               "but got tensor with ", value.dim(), " dimensions.");
   if (value.is_cpu()) return fill_scalar(self, value.item());
   if (self.numel() > 0) {
-    launch(self, "copy", {tensor_arg(self), tensor_arg(value.expand_as(self))});
+    copy_on_device(self, value);
   }
   return self;
 }
@@ -262,6 +343,12 @@ void record_stream(at::Tensor& self, c10::Stream stream) {
 
 }  // namespace
 
+// Only backends that copy through _copy_from (hal here; CPU copies do not)
+// reach this kernel.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", TORCH_FN(copy_from_conjugate));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
@@ -274,6 +361,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Tensor", TORCH_FN(set_tensor));
   m.impl("set_", TORCH_FN(set_empty));
   m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("conj_physical.out", TORCH_FN(conj_physical_out));
+  m.impl("conj_physical_", TORCH_FN(conj_physical_in_place));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
