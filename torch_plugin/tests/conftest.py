@@ -65,6 +65,11 @@ def pytest_terminal_summary(terminalreporter):
                 f"PyTorch device-generic {kind} on hal: {passed}/{len(results)} pass "
                 f"({100 * passed / len(results):.1f} %), {native} pass natively "
                 f"({100 * native / len(results):.1f} %), {fell_back} used a CPU fallback")
+        if generic.FALLBACK_TESTS:
+            ranked = sorted(generic.FALLBACK_TESTS.items(), key=lambda item: -item[1])
+            terminalreporter.write_line(
+                "ops that fell back to CPU, by number of tests: "
+                + ", ".join(f"{op.removeprefix('aten::')} {count}" for op, count in ranked))
     module = sys.modules.get("test_opinfo")
     if module is None:
         return

@@ -75,6 +75,7 @@ NONDETERMINISTIC = {"bernoulli", "normal", "uniform", "rand_like", "randn_like",
                     "nn.functional.fractional_max_pool3d"}
 
 RESULTS = {"compare_cpu": {}, "view_write_through": {}}  # test -> (passed, native)
+FALLBACK_TESTS = {}  # op that fell back to CPU -> number of tests where it did
 
 
 def _shard(ops_list):
@@ -117,8 +118,10 @@ class _Recorded:
         if error_type is not None and issubclass(error_type, unittest.SkipTest):
             return False
         after = torch.hal.fallback_stats()
-        native = all(after[op] == self.before.get(op, 0) for op in after)
-        RESULTS[self.kind][self.test_id] = (error_type is None, native)
+        fell_back = {op for op in after if after[op] != self.before.get(op, 0)}
+        RESULTS[self.kind][self.test_id] = (error_type is None, not fell_back)
+        for op in fell_back:
+            FALLBACK_TESTS[op] = FALLBACK_TESTS.get(op, 0) + 1
         reason = _known_difference(self.test_id)
         if reason is not None:
             if error_type is None:

@@ -465,3 +465,23 @@ def test_bitwise_not(dtype):
 def test_bitwise_not_rejects_floats():
     with pytest.raises(NotImplementedError, match="bitwise_not"):
         torch.bitwise_not(hal(make((3,), F32)))
+
+
+def test_hardtanh_and_backward():
+    x = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, float("nan")])
+    check_forms("clamp", [x, -1.0, 1.0])
+    assert_same(torch.nn.functional.hardtanh(hal(x)), torch.nn.functional.hardtanh(x))
+    assert_same(torch.nn.functional.relu6(hal(x * 4)), torch.nn.functional.relu6(x * 4))
+    grad = make((8,), F32, seed=2)
+    expected = torch.ops.aten.hardtanh_backward(grad, x, -1.0, 1.0)
+    assert_same(torch.ops.aten.hardtanh_backward(hal(grad), hal(x), -1.0, 1.0), expected)
+
+
+@pytest.mark.parametrize("name", ["fmax", "fmin"])
+def test_fmax_fmin_prefer_numbers_to_nan(name):
+    nan = float("nan")
+    a = torch.tensor([1.0, nan, nan, -2.0, 0.5])
+    b = torch.tensor([2.0, 3.0, nan, nan, -0.5])
+    check_forms(name, [a, b])
+    check_forms(name, [make((3, 4), I64), make((3, 4), I64, seed=1)])
+    check_forms(name, [make((3, 4), F32), make((4,), F64, seed=1)])

@@ -313,3 +313,27 @@ def test_multihead_attention_dropout_stays_on_hal():
     out, _ = attention(x, x, x, need_weights=True)
     out.sum().backward()
     assert not random_fallbacks(), torch.hal.fallback_stats()
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.float32])
+def test_randint_is_native_in_range_and_reproducible(strict, dtype):
+    torch.hal.manual_seed(3)
+    a = torch.randint(-4, 7, (4000,), device="hal", dtype=dtype) if dtype != torch.uint8 \
+        else torch.randint(0, 11, (4000,), device="hal", dtype=dtype)
+    torch.hal.manual_seed(3)
+    b = torch.randint(-4, 7, (4000,), device="hal", dtype=dtype) if dtype != torch.uint8 \
+        else torch.randint(0, 11, (4000,), device="hal", dtype=dtype)
+    assert torch.equal(a.cpu(), b.cpu())
+    values = a.cpu().long()
+    low = 0 if dtype == torch.uint8 else -4
+    assert values.min() == low and values.max() == low + 10  # every value is drawn
+    counts = torch.bincount(values - low, minlength=11)
+    assert counts.min() > 4000 / 11 * 0.7  # roughly uniform
+    bits = torch.empty(1000, dtype=torch.bool, device="hal").random_(0, 2).cpu()
+    assert 300 < int(bits.sum()) < 700
+
+
+def test_random_without_bounds_falls_back_to_cpu():
+    torch.hal.reset_fallback_stats()
+    torch.empty(5, dtype=torch.int64, device="hal").random_()
+    assert "aten::random_" in torch.hal.fallback_stats()

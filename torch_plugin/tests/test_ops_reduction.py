@@ -295,3 +295,46 @@ def test_half_precision_dtypes(strict):
         x = sample(4, 8, dtype=torch.float16)
         close(torch.ops.aten._softmax(hal(x), 1, True), torch.softmax(x.float(), 1),
               rtol=1e-3, atol=1e-3)
+
+
+# ---- vector norms
+
+@pytest.mark.parametrize("ord", [2, 1, 0, 3.5, float("inf"), -float("inf")])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, True), ((0, 2), False)])
+def test_vector_norm(strict, ord, dim, keepdim):
+    x = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0))
+    x[0, 0, 0] = 0.0
+    expected = torch.linalg.vector_norm(x, ord, dim, keepdim)
+    close(torch.linalg.vector_norm(hal(x), ord, dim, keepdim), expected, rtol=1e-5, atol=1e-6)
+    close(torch.linalg.vector_norm(hal(x).transpose(0, 2), ord),
+          torch.linalg.vector_norm(x.transpose(0, 2), ord), rtol=1e-5, atol=1e-6)
+
+
+def test_vector_norm_forms_and_errors(strict):
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))
+    close(torch.norm(hal(x)), torch.norm(x), rtol=1e-5, atol=1e-6)
+    close(torch.linalg.vector_norm(hal(x), dtype=torch.float64),
+          torch.linalg.vector_norm(x, dtype=torch.float64))
+    out = hal(torch.empty(0))
+    torch.linalg.vector_norm(hal(x), 2, 1, out=out)
+    close(out, torch.linalg.vector_norm(x, 2, 1), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.linalg.vector_norm(hal(torch.ones(3, dtype=torch.long)))
+    with pytest.raises(RuntimeError, match="identity"):
+        torch.linalg.vector_norm(hal(torch.empty(0)), float("inf"))
+
+
+def test_clip_grad_norm_runs_natively():
+    torch.manual_seed(0)
+    cpu = torch.nn.Linear(6, 3)
+    dev = torch.nn.Linear(6, 3).to("hal")
+    dev.load_state_dict(cpu.state_dict())
+    x = torch.randn(5, 6)
+    cpu(x).pow(2).sum().backward()
+    dev(hal(x)).pow(2).sum().backward()
+    torch.hal.reset_fallback_stats()
+    expected = torch.nn.utils.clip_grad_norm_(cpu.parameters(), 0.5)
+    actual = torch.nn.utils.clip_grad_norm_(dev.parameters(), 0.5)
+    close(actual, expected, rtol=1e-5, atol=1e-6)
+    close(dev.weight.grad, cpu.weight.grad, rtol=1e-5, atol=1e-6)
+    assert torch.hal.fallback_stats() == {}

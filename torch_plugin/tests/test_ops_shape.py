@@ -65,3 +65,25 @@ def test_tril_triu(diagonal, dtype, strict):
     # The causal mask of a decoder, made the usual way.
     mask = torch.full((4, 4), float("-inf"), device=HAL).triu(1)
     close(mask, torch.full((4, 4), float("-inf")).triu(1))
+
+
+@pytest.mark.parametrize("shifts,dims", [(2, 0), (-1, 1), ((1, 3), (0, 2)), (7, None), (0, 1)])
+def test_roll(shifts, dims, strict):
+    x = sample(3, 4, 5)
+    close(torch.roll(hal(x), shifts, dims), torch.roll(x, shifts, dims))
+    close(torch.roll(hal(x).transpose(0, 2), shifts, dims),
+          torch.roll(x.transpose(0, 2), shifts, dims))
+
+
+def test_roll_errors_as_cpu(strict):
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        torch.roll(hal(sample(3, 4)), (1, 2), (0,))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_linspace_logspace_eye(dtype, strict):
+    close(torch.linspace(-2, 5, 11, device=HAL, dtype=dtype), torch.linspace(-2, 5, 11, dtype=dtype))
+    close(torch.logspace(0, 3, 4, base=2, device=HAL, dtype=dtype),
+          torch.logspace(0, 3, 4, base=2, dtype=dtype))
+    close(torch.eye(4, device=HAL, dtype=dtype), torch.eye(4, dtype=dtype))
+    close(torch.eye(2, 5, device=HAL, dtype=dtype), torch.eye(2, 5, dtype=dtype))

@@ -1,12 +1,14 @@
-// Random numbers on hal: uniform_, normal_ (and normal with a tensor mean or
-// std), bernoulli with a scalar or tensor p, and training-mode dropout
+// Random numbers on hal: uniform_, random_ with bounds (randint), normal_
+// (and normal with a tensor mean or std), bernoulli with a scalar or tensor p, and training-mode dropout
 // (native_dropout and its backward). Each draw reserves ceil(n / 4) Philox
 // blocks from the generator (runtime/generator.h) and launches one
 // counter-based kernel, so a seed gives the same numbers on every driver.
 // rand, randn, their _like forms, normal(mean, std, size) and the functional
 // bernoulli are torch composites of these (empty + the in-place op).
 #include <ATen/ExpandUtils.h>
+#include <ATen/native/CPUFallback.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/random.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "aten/fallback.h"
 #include "aten/launch.h"
 #include "runtime/generator.h"
 
@@ -59,6 +62,35 @@ at::Tensor& uniform(at::Tensor& self, double from, double to, Generator gen) {
               " to=", to);
   draw(self, "uniform", gen, {float_arg(from), float_arg(to)});
   return self;
+}
+
+// random_(from, to): integers uniform in [from, to), floor(from + u * range)
+// of a uniform draw u in [0, 1) in double (float where the device has no
+// f64), clamped below `to` since u * range can round up to range. The values
+// are uniform while from and to fit the draw's mantissa exactly (2^53, or
+// 2^24 in float); beyond that, and without a `to`, the CPU fallback draws.
+at::Tensor& random_from_to(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                           Generator gen) {
+  const bool has_f64 = device_supports(self.device().index(), at::kDouble);
+  const int64_t exact = int64_t{1} << (has_f64 ? 53 : 24);
+  const auto representable = [&](int64_t v) { return v >= -exact && v <= exact; };
+  if (!to.has_value() || !representable(from) || !representable(*to)) {
+    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::random__from>::call(
+        self, from, to, gen);
+  }
+  TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
+              " >= to=", *to);
+  if (self.numel() == 0) return self;
+  const double range = static_cast<double>(*to - from);
+  at::Tensor u = empty_like_device(self, self.sizes(), has_f64 ? at::kDouble : at::kFloat);
+  draw(u, "uniform", gen, {float_arg(0.0), float_arg(1.0)});
+  u.mul_(range).floor_().clamp_max_(range - 1).add_(static_cast<double>(from));
+  self.copy_(u);
+  return self;
+}
+
+at::Tensor& random_to(at::Tensor& self, int64_t to, Generator gen) {
+  return random_from_to(self, 0, to, gen);
 }
 
 at::Tensor& normal(at::Tensor& self, double mean, double std, Generator gen) {
@@ -259,6 +291,8 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output,
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("uniform_", TORCH_FN(uniform));
+  m.impl("random_.from", TORCH_FN(random_from_to));
+  m.impl("random_.to", TORCH_FN(random_to));
   m.impl("normal_", TORCH_FN(normal));
   m.impl("normal.Tensor_float", TORCH_FN(normal_tensor_float));
   m.impl("normal.Tensor_float_out", TORCH_FN(normal_tensor_float_out));

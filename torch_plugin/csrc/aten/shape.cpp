@@ -1,8 +1,8 @@
 // Ops that rearrange elements without arithmetic, composed from the copy,
 // comparison and where kernels: cat (one strided copy per input into its
-// slice of the result), flip (one copy from a view with negated strides,
-// which HAL tensors allow and torch views do not), and tril/triu (where over
-// a mask compared from row and column indices).
+// slice of the result), roll (two copies per dim), flip (one copy from a view
+// with negated strides, which HAL tensors allow and torch views do not), and
+// tril/triu (where over a mask compared from row and column indices).
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/TypeProperties.h>
@@ -102,6 +102,35 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
   return cat_into(inputs, dim, out);
 }
 
+// roll: per rolled dim, two strided copies (the last `shift` elements move
+// to the front); several dims roll one after another.
+at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  if (dims.empty()) {
+    TORCH_CHECK(shifts.size() == 1, "shifts and dimensions must align. shifts: ",
+                shifts.size(), ", dims:", dims.size());
+    return roll(self.flatten(), shifts, {0}).view(self.sizes());
+  }
+  TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
+              shifts.size(), ", dims:", dims.size());
+  at::Tensor current = self;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t dim = at::maybe_wrap_dim(dims[i], self.dim());
+    const int64_t length = self.size(dim);
+    if (length == 0) continue;
+    const int64_t shift = ((shifts[i] % length) + length) % length;
+    at::Tensor rolled = at::empty_like(self, at::MemoryFormat::Contiguous);
+    launch(rolled, "copy", {tensor_arg(rolled.narrow(dim, shift, length - shift)),
+                            tensor_arg(current.narrow(dim, 0, length - shift))});
+    if (shift > 0) {
+      launch(rolled, "copy", {tensor_arg(rolled.narrow(dim, 0, shift)),
+                              tensor_arg(current.narrow(dim, length - shift, shift))});
+    }
+    current = rolled;
+  }
+  return current.is_same(self) ? self.clone() : current;
+}
+
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   std::bitset<HAL_MAX_RANK> flipped;
   for (int64_t d : dims) {
@@ -174,6 +203,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat", TORCH_FN(cat));
   m.impl("cat.out", TORCH_FN(cat_out));
   m.impl("flip", TORCH_FN(flip));
+  m.impl("roll", TORCH_FN(roll));
   m.impl("tril", TORCH_FN(triangle<Triangle::lower>));
   m.impl("tril_", TORCH_FN(triangle_<Triangle::lower>));
   m.impl("tril.out", TORCH_FN(triangle_out_of<Triangle::lower>));
