@@ -400,3 +400,42 @@ def test_cnn_block_has_no_conv_fallbacks():
     assert conv_fallbacks() == {}
     for (name, p), q in zip(dev.named_parameters(), cpu.parameters()):
         close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+
+
+# ---- average pooling ---------------------------------------------------------
+
+@pytest.mark.parametrize("kernel,stride,padding,divisor", [
+    (2, None, 0, None), (3, 2, 1, None), ((2, 3), (1, 2), (1, 0), None), (3, 1, 1, 4)])
+def test_avg_pool2d_forward_and_backward(strict, kernel, stride, padding, divisor):
+    x = torch.randn(2, 3, 7, 8, dtype=torch.float64)
+    fn = lambda x: F.avg_pool2d(x, kernel, stride, padding, divisor_override=divisor)  # noqa: E731
+    cpu_out, hal_out, cpu_in, hal_in = run_both(fn, x)
+    close(hal_out.detach(), cpu_out.detach())
+    backward_both(cpu_out, hal_out)
+    close(hal_in[0].grad, cpu_in[0].grad)
+
+
+def test_avg_pool2d_uncovered_cases_fall_back_to_cpu():
+    x = torch.randn(1, 2, 7, 7)
+    torch.hal.reset_fallback_stats()
+    close(F.avg_pool2d(hal(x), 3, 2, 1, ceil_mode=True), F.avg_pool2d(x, 3, 2, 1, ceil_mode=True))
+    close(F.avg_pool2d(hal(x), 3, 2, 1, count_include_pad=False),
+          F.avg_pool2d(x, 3, 2, 1, count_include_pad=False))
+    assert fallbacks_of(("avg_pool2d",))
+
+
+@pytest.mark.parametrize("output_size", [1, (2, 3), (4, 6)])
+def test_adaptive_avg_pool2d_forward_and_backward(strict, output_size):
+    x = torch.randn(2, 3, 4, 6, dtype=torch.float64)
+    cpu_out, hal_out, cpu_in, hal_in = run_both(lambda x: F.adaptive_avg_pool2d(x, output_size), x)
+    close(hal_out.detach(), cpu_out.detach())
+    backward_both(cpu_out, hal_out)
+    close(hal_in[0].grad, cpu_in[0].grad)
+    close(F.adaptive_avg_pool2d(hal(x[0]), output_size), F.adaptive_avg_pool2d(x[0], output_size))
+
+
+def test_adaptive_avg_pool2d_uneven_windows_fall_back_to_cpu():
+    x = torch.randn(1, 2, 5, 7)
+    torch.hal.reset_fallback_stats()
+    close(F.adaptive_avg_pool2d(hal(x), (2, 3)), F.adaptive_avg_pool2d(x, (2, 3)))
+    assert fallbacks_of(("_adaptive_avg_pool2d",))

@@ -237,3 +237,42 @@ def test_advanced_indexing_with_a_mask_falls_back_to_cpu():
     torch.hal.reset_fallback_stats()
     close(hal(x)[hal(mask)], x[mask])
     assert any("index" in op for op in torch.hal.fallback_stats())
+
+
+def test_index_put_matches_cpu(strict):
+    i, j = torch.tensor([0, 2, -1]), torch.tensor([1, 3, 4])
+    for key, values in [((i, j), torch.tensor([1.0, 2.0, 3.0])), ((slice(None), j), 7.0),
+                        ((i,), sample(3, 5, seed=2)), ((i, slice(None), j), sample(3, 6)),
+                        ((Ellipsis, j), sample(3,))]:
+        x = sample(4, 6, 5) if len(key) == 3 or key[0] is Ellipsis else sample(4, 5)
+        expected = x.clone()
+        expected[key] = values
+        actual = hal(x)
+        hal_key = tuple(hal(k) if isinstance(k, torch.Tensor) else k for k in key)
+        actual[hal_key] = hal(values) if isinstance(values, torch.Tensor) else values
+        close(actual, expected)
+
+
+def test_index_put_accumulates_duplicates_and_writes_through_strides(strict):
+    x = sample(4, 5)
+    index = torch.tensor([1, 1, 3, 1])
+    source = sample(4, 5, seed=3)
+    close(hal(x).index_put_((hal(index),), hal(source), accumulate=True),
+          x.clone().index_put_((index,), source, accumulate=True))
+    # A strided view whose indexed dims cannot merge into one: written through a copy.
+    base_cpu, base_hal = sample(5, 6), hal(sample(5, 6))
+    rows, cols = torch.tensor([0, 4]), torch.tensor([2, 1])
+    base_cpu[:, ::2][rows, cols] = -1.0
+    base_hal[:, ::2][hal(rows), hal(cols)] = -1.0
+    close(base_hal, base_cpu)
+
+
+def test_index_put_with_a_mask_falls_back_to_cpu():
+    x = sample(4, 3)
+    expected = x.clone()
+    expected[x > 0] = 0.0
+    actual = hal(x)
+    torch.hal.reset_fallback_stats()
+    actual[actual > 0] = 0.0
+    close(actual, expected)
+    assert any("index_put" in op for op in torch.hal.fallback_stats())

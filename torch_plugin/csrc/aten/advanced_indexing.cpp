@@ -1,10 +1,12 @@
 // Advanced indexing of the hal backend: self[i0, i1, ...] with integer index
-// tensors (aten::index.Tensor), composed from the index_select, comparison,
-// where and add kernels.
+// tensors (aten::index.Tensor) and its writes, self[i0, ...] = v (index_put_,
+// accumulating or not), composed from the index_select, scatter, index_add,
+// comparison, where and add kernels.
 //
 // The indexed dims are moved to the front and flattened into one, the index
 // tensors (broadcast together) are combined into one linear index over it,
-// and one index_select gathers the rows. A linear index alone could land
+// and one index_select gathers the rows (index_put_: one scatter, or one
+// index_add when accumulating, writes them). A linear index alone could land
 // inside the tensor from an index out of range in one dim, so each dim's
 // index first goes through an index_select of its own, from a table of that
 // dim's offsets (j * its stride in the flattened dims): the kernel checks the
@@ -12,8 +14,12 @@
 // synchronization, naming the value, where CPU raises at once.
 //
 // Boolean and byte masks (whose result shape depends on the data) and
-// indexing with no index tensor go to the CPU fallback.
+// indexing with no index tensor go to the CPU fallback. Which of several
+// writes to one element wins (duplicate indices, no accumulation) is
+// unspecified, as on CUDA.
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/TensorUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/arange.h>
@@ -114,17 +120,17 @@ at::Tensor linear_index(const at::Tensor& self, const std::vector<IndexedDim>& i
   return linear.expand(broadcast).reshape({-1});
 }
 
-at::Tensor& index_out(const at::Tensor& self, const IndexList& indices, at::Tensor& out) {
-  const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
-  if (!indexed.has_value()) {
-    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::index_Tensor_out>::call(
-        self, indices, out);
-  }
-  const IndexShape shape = index_shape(self, *indexed);
-  // self with the indexed dims first, flattened into one.
+// self with the indexed dims first (`permuted`), and their sizes as one
+// (`flat_sizes`: rows, then the other dims).
+struct Flattened {
+  at::Tensor permuted;
+  at::DimVector flat_sizes;
+};
+
+Flattened indexed_dims_first(const at::Tensor& self, const std::vector<IndexedDim>& indexed) {
   std::vector<int64_t> order;
   int64_t rows = 1;
-  for (const IndexedDim& i : *indexed) {
+  for (const IndexedDim& i : indexed) {
     order.push_back(i.dim);
     rows *= self.size(i.dim);
   }
@@ -135,7 +141,18 @@ at::Tensor& index_out(const at::Tensor& self, const IndexList& indices, at::Tens
       flat_sizes.push_back(self.size(d));
     }
   }
-  const at::Tensor flat = self.permute(order).reshape(flat_sizes);
+  return {self.permute(order), flat_sizes};
+}
+
+at::Tensor& index_out(const at::Tensor& self, const IndexList& indices, at::Tensor& out) {
+  const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
+  if (!indexed.has_value()) {
+    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::index_Tensor_out>::call(
+        self, indices, out);
+  }
+  const IndexShape shape = index_shape(self, *indexed);
+  const Flattened flattened = indexed_dims_first(self, *indexed);
+  const at::Tensor flat = flattened.permuted.reshape(flattened.flat_sizes);
 
   at::DimVector sizes(shape.before);
   sizes.append(shape.broadcast.begin(), shape.broadcast.end());
@@ -160,6 +177,68 @@ at::Tensor& index_out(const at::Tensor& self, const IndexList& indices, at::Tens
   });
 }
 
+// self[indices] = values (values broadcast to the indexed result's shape),
+// or += with accumulate. The rows are written into a flattened view of self,
+// or into a flattened copy that is copied back where self's strides allow no
+// such view.
+at::Tensor& index_put(at::Tensor& self, const IndexList& indices, const at::Tensor& values,
+                      bool accumulate, bool unsafe) {
+  const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
+  // The index_add kernel has no bool; CPU accumulates bools as a logical or.
+  if (!indexed.has_value() || values.device() != self.device() ||
+      (accumulate && self.scalar_type() == at::kBool)) {
+    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::_index_put_impl_>::call(
+        self, indices, values, accumulate, unsafe);
+  }
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Index put requires the source and "
+              "destination dtypes match, got ", self.scalar_type(), " for the destination and ",
+              values.scalar_type(), " for the source.");
+  at::assert_no_internal_overlap(self);
+  at::assert_no_overlap(self, values);
+  const IndexShape shape = index_shape(self, *indexed);
+  const Flattened flattened = indexed_dims_first(self, *indexed);
+  const at::Tensor linear = linear_index(self, *indexed, shape.broadcast);
+  if (linear.numel() == 0) return self;
+  // values in the order of the flattened rows: the broadcast dims first.
+  at::DimVector result_sizes(shape.before);
+  result_sizes.append(shape.broadcast.begin(), shape.broadcast.end());
+  result_sizes.append(shape.after.begin(), shape.after.end());
+  const auto indexed_rank = static_cast<int64_t>(shape.broadcast.size());
+  const auto before_rank = static_cast<int64_t>(shape.before.size());
+  std::vector<int64_t> rows_first;
+  for (int64_t d = 0; d < indexed_rank; ++d) rows_first.push_back(before_rank + d);
+  for (int64_t d = 0; d < before_rank; ++d) rows_first.push_back(d);
+  for (int64_t d = indexed_rank + before_rank; d < static_cast<int64_t>(result_sizes.size()); ++d)
+    rows_first.push_back(d);
+  at::DimVector row_sizes{linear.numel()};
+  row_sizes.append(flattened.flat_sizes.begin() + 1, flattened.flat_sizes.end());
+  const at::Tensor rows =
+      values.expand(result_sizes).permute(rows_first).reshape(row_sizes);
+
+  const at::Tensor& permuted = flattened.permuted;
+  const bool viewable =
+      at::detail::computeStride(permuted.sizes(), permuted.strides(), flattened.flat_sizes)
+          .has_value();
+  const at::Tensor target = viewable ? permuted.view(flattened.flat_sizes)
+                                     : permuted.reshape(flattened.flat_sizes);
+  if (accumulate) {
+    const hal_arg one = at::isFloatingType(self.scalar_type()) ? float_arg(1.0) : int_arg(1);
+    launch(target, "index_add",
+           {tensor_arg(target), int_arg(0), tensor_arg(linear), tensor_arg(rows), one});
+  } else {
+    at::DimVector index_sizes(row_sizes.size(), 1);
+    index_sizes[0] = linear.numel();
+    const at::Tensor spread = linear.view(index_sizes).expand(row_sizes);
+    launch(target, "scatter", {tensor_arg(target), int_arg(0), tensor_arg(spread),
+                               tensor_arg(rows)});
+  }
+  if (!viewable) {
+    launch(self, "copy", {tensor_arg(flattened.permuted), tensor_arg(target.view(
+                              flattened.permuted.sizes()))});
+  }
+  return self;
+}
+
 at::Tensor index(const at::Tensor& self, const IndexList& indices) {
   const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
   if (!indexed.has_value()) {
@@ -175,6 +254,7 @@ at::Tensor index(const at::Tensor& self, const IndexList& indices) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index.Tensor", TORCH_FN(index));
   m.impl("index.Tensor_out", TORCH_FN(index_out));
+  m.impl("_index_put_impl_", TORCH_FN(index_put));
 }
 
 }  // namespace torch_hal

@@ -2,6 +2,7 @@
 // (each one kernel per step): hardtanh is clamp, as on CPU; its backward and
 // fmax/fmin are selections (where) over comparisons.
 #include <ATen/ops/clamp.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/ge.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/le.h>
@@ -15,17 +16,26 @@
 namespace torch_hal {
 namespace {
 
-at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min, const at::Scalar& max) {
-  return at::clamp(self, min, max);
-}
-
-at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& min, const at::Scalar& max) {
-  return at::clamp_(self, min, max);
+// CPU's hardtanh keeps self's dtype: on an integer tensor the bounds are
+// truncated to integers first (clamp alone would promote to float).
+at::Scalar bound_for(const at::Tensor& self, const at::Scalar& bound) {
+  return at::isIntegralType(self.scalar_type(), /*includeBool=*/false)
+             ? at::Scalar(bound.toLong())
+             : bound;
 }
 
 at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& min, const at::Scalar& max,
                          at::Tensor& out) {
-  return at::clamp_out(out, self, min, max);
+  return at::clamp_out(out, self, bound_for(self, min), bound_for(self, max));
+}
+
+at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min, const at::Scalar& max) {
+  at::Tensor out = at::empty_like(self);
+  return hardtanh_out(self, min, max, out);
+}
+
+at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& min, const at::Scalar& max) {
+  return hardtanh_out(self, min, max, self);
 }
 
 // CPU's rule: no gradient where self <= min or self >= max (NaN passes it).
