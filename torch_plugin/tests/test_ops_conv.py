@@ -439,3 +439,8 @@ def test_adaptive_avg_pool2d_uneven_windows_fall_back_to_cpu():
     torch.hal.reset_fallback_stats()
     close(F.adaptive_avg_pool2d(hal(x), (2, 3)), F.adaptive_avg_pool2d(x, (2, 3)))
     assert fallbacks_of(("_adaptive_avg_pool2d",))
+
+
+def test_avg_pool2d_of_an_empty_image_raises_cpus_error():
+    with pytest.raises(RuntimeError, match="3D or 4D"):
+        F.avg_pool2d(torch.zeros(1, 1, 0, 4, device=HAL), 2, padding=1)

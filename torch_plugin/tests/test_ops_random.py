@@ -337,3 +337,10 @@ def test_random_without_bounds_falls_back_to_cpu():
     torch.hal.reset_fallback_stats()
     torch.empty(5, dtype=torch.int64, device="hal").random_()
     assert "aten::random_" in torch.hal.fallback_stats()
+
+
+def test_random_bounds_are_checked_as_cpu(strict):
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.empty(3, dtype=torch.uint8, device="hal").random_(0, 300)
+    with pytest.raises(RuntimeError, match="from.*less than.*to"):
+        torch.empty(3, dtype=torch.int64, device="hal").random_(5, 5)

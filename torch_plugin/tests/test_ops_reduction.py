@@ -338,3 +338,10 @@ def test_clip_grad_norm_runs_natively():
     close(actual, expected, rtol=1e-5, atol=1e-6)
     close(dev.weight.grad, cpu.weight.grad, rtol=1e-5, atol=1e-6)
     assert torch.hal.fallback_stats() == {}
+
+
+def test_vector_norm_of_half_does_not_overflow(strict):
+    x = torch.full((4096,), 5.0, dtype=torch.half)
+    actual = torch.linalg.vector_norm(hal(x))
+    assert actual.dtype == torch.half
+    close(actual, torch.linalg.vector_norm(x))

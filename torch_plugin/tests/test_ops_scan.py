@@ -66,3 +66,8 @@ def test_isin(invert, strict):
     torch.isin(hal(elements), hal(tests), invert=invert, out=out)
     close(out, torch.isin(elements, tests, invert=invert))
     assert torch.isin(hal(elements), hal(tests)).device.type == HAL
+
+
+def test_isin_refuses_bool_as_cpu(strict):
+    with pytest.raises(RuntimeError, match="Unsupported input type"):
+        torch.isin(hal(torch.tensor([True])), hal(torch.tensor([True])))

@@ -14,9 +14,11 @@
 #include <ATen/core/CachingHostAllocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <ATen/ops/_copy_from.h>
+#include <ATen/ops/any.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/ne.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/resize_native.h>
 #include <ATen/ops/set_native.h>
@@ -177,6 +179,9 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
     const at::Tensor pairs = stored_pairs(dst);
     launch(dst, "copy", {tensor_arg(pairs.select(-1, 0)), tensor_arg(source)});
     launch(dst, "fill", {tensor_arg(pairs.select(-1, 1)), int_arg(0)});
+  } else if (dst.scalar_type() == at::kBool) {  // nonzero: either part is
+    const at::Tensor nonzero = at::ne(stored_pairs(source), 0).any(-1);
+    launch(dst, "copy", {tensor_arg(dst), tensor_arg(nonzero)});
   } else {
     TORCH_WARN_ONCE(
         "Casting complex values to real discards the imaginary part");
@@ -257,11 +262,22 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst,
 // afterwards where the two sides' bits differ.
 at::Tensor copy_from_conjugate(const at::Tensor& self, const at::Tensor& dst,
                                bool non_blocking) {
+  // A CPU source is resolved on the CPU (its staging would apply the bit
+  // anyway), and a CPU destination conjugated there after a completed copy.
+  const at::Tensor source = self.is_cpu() ? self.resolve_conj() : self;
+  const bool conjugate = source.is_conj() != dst.is_conj();
   {
     const c10::impl::ExcludeDispatchKeyGuard stored_values(c10::DispatchKey::Conjugate);
-    at::_copy_from(self, dst, non_blocking);
+    at::_copy_from(source, dst, non_blocking && !(conjugate && dst.is_cpu()));
   }
-  if (self.is_conj() != dst.is_conj()) negate_imaginary_parts(dst);
+  // A real destination holds the real parts, which conjugation keeps.
+  if (!conjugate || !is_complex(dst)) return dst;
+  if (dst.is_cpu()) {
+    at::Tensor stored = dst.is_conj() ? dst.conj() : dst;
+    stored.conj_physical_();
+  } else {
+    negate_imaginary_parts(dst);
+  }
   return dst;
 }
 

@@ -2,7 +2,8 @@
 // clip_grad_norm_ and _foreach_norm reach), composed from the elementwise
 // and reduction kernels: |x| reduced with sum (order 1), sqrt of the sum of
 // squares (order 2), amax/amin (orders +-inf), a count of nonzeros (order 0),
-// else (sum |x|^p)^(1/p). The sum kernel accumulates in double.
+// else (sum |x|^p)^(1/p). The sum kernel accumulates in double; float16
+// and bfloat16 inputs are computed in float32.
 #include <ATen/ops/abs.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/amin.h>
@@ -39,7 +40,11 @@ at::Tensor& vector_norm_out(const at::Tensor& self, const at::Scalar& scalar_ord
   TORCH_CHECK(!(self.numel() == 0 && (infinite || ord < 0)),
               "linalg.vector_norm cannot compute the ", scalar_ord,
               " norm on an empty tensor because the operation does not have an identity");
-  const at::Tensor x = dtype.has_value() ? to_dtype(self, *dtype) : self;
+  // Half-precision inputs are computed in float32 and rounded once, as CPU
+  // does: their squares and sums overflow half long before the norm does.
+  const at::ScalarType compute = dtype.value_or(input_type);
+  const bool reduced = compute == at::kHalf || compute == at::kBFloat16;
+  const at::Tensor x = to_dtype(self, reduced ? at::kFloat : compute);
   const at::OptionalIntArrayRef reduce =
       dims.has_value() ? at::OptionalIntArrayRef(*dims) : at::OptionalIntArrayRef();
   const at::Tensor magnitude = at::abs(x);

@@ -39,7 +39,9 @@ std::array<int64_t, 2> pair_of(at::IntArrayRef values, at::IntArrayRef fallback)
 std::optional<Window> conv_window(const at::Tensor& self, at::IntArrayRef kernel_size,
                                   at::IntArrayRef stride, at::IntArrayRef padding,
                                   bool ceil_mode, bool count_include_pad) {
-  if (ceil_mode || (self.dim() != 3 && self.dim() != 4) || kernel_size.empty() ||
+  // An empty input goes to CPU, for CPU's shape checks.
+  if (ceil_mode || (self.dim() != 3 && self.dim() != 4) || self.numel() == 0 ||
+      kernel_size.empty() ||
       kernel_size.size() > 2 || stride.size() > 2 || padding.empty() || padding.size() > 2) {
     return std::nullopt;
   }

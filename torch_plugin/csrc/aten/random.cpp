@@ -12,6 +12,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <limits>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
@@ -64,27 +65,54 @@ at::Tensor& uniform(at::Tensor& self, double from, double to, Generator gen) {
   return self;
 }
 
-// random_(from, to): integers uniform in [from, to), floor(from + u * range)
-// of a uniform draw u in [0, 1) in double (float where the device has no
-// f64), clamped below `to` since u * range can round up to range. The values
-// are uniform while from and to fit the draw's mantissa exactly (2^53, or
-// 2^24 in float); beyond that, and without a `to`, the CPU fallback draws.
+// The range of values `type` holds exactly, for random_'s bounds: an
+// integer type's own, 2^digits either side for a floating one.
+std::pair<int64_t, int64_t> exact_range(at::ScalarType type) {
+  switch (type) {
+    case at::kBool: return {0, 1};
+    case at::kByte: return {0, 255};
+    case at::kChar: return {-128, 127};
+    case at::kShort: return {-32768, 32767};
+    case at::kInt: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case at::kHalf: return {-(int64_t{1} << 11), int64_t{1} << 11};
+    case at::kBFloat16: return {-(int64_t{1} << 8), int64_t{1} << 8};
+    case at::kFloat: return {-(int64_t{1} << 24), int64_t{1} << 24};
+    case at::kDouble: return {-(int64_t{1} << 53), int64_t{1} << 53};
+    default: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+// random_(from, to): integers uniform in [from, to), from + floor(U * range)
+// of the uniform kernel's 24-bit unit value U, computed in double, where it
+// is exact: each of the `range` values is drawn from floor or ceil of
+// 2^24 / range of U's equally likely values (a bias below range / 2^24, like
+// CPU's modulo bias). Wider ranges, bounds a double does not hold exactly,
+// floating dtypes asked for more than their mantissa, a device without f64
+// and random_ without `to` go to the CPU fallback.
 at::Tensor& random_from_to(at::Tensor& self, int64_t from, std::optional<int64_t> to,
                            Generator gen) {
-  const bool has_f64 = device_supports(self.device().index(), at::kDouble);
-  const int64_t exact = int64_t{1} << (has_f64 ? 53 : 24);
-  const auto representable = [&](int64_t v) { return v >= -exact && v <= exact; };
-  if (!to.has_value() || !representable(from) || !representable(*to)) {
+  const at::ScalarType type = self.scalar_type();
+  const auto [lowest, highest] = exact_range(type);
+  if (to.has_value() && at::isIntegralType(type, /*includeBool=*/true)) {
+    TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
+                " >= to=", *to);
+    TORCH_CHECK(from >= lowest && from <= highest, "from is out of bounds for ", type);
+    TORCH_CHECK(*to - 1 >= lowest && *to - 1 <= highest, "to - 1 is out of bounds for ", type);
+  }
+  constexpr int64_t kUnitValues = int64_t{1} << 24;
+  constexpr int64_t kExactInDouble = int64_t{1} << 53;
+  const auto in_double = [&](int64_t v) { return v >= -kExactInDouble && v <= kExactInDouble; };
+  if (!to.has_value() || !in_double(from) || !in_double(*to) || from >= *to ||
+      *to - from > kUnitValues || from < lowest || *to - 1 > highest ||
+      !device_supports(self.device().index(), at::kDouble)) {
     return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::random__from>::call(
         self, from, to, gen);
   }
-  TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
-              " >= to=", *to);
   if (self.numel() == 0) return self;
   const double range = static_cast<double>(*to - from);
-  at::Tensor u = empty_like_device(self, self.sizes(), has_f64 ? at::kDouble : at::kFloat);
+  at::Tensor u = empty_like_device(self, self.sizes(), at::kDouble);
   draw(u, "uniform", gen, {float_arg(0.0), float_arg(1.0)});
-  u.mul_(range).floor_().clamp_max_(range - 1).add_(static_cast<double>(from));
+  u.mul_(range).floor_().add_(static_cast<double>(from));
   self.copy_(u);
   return self;
 }

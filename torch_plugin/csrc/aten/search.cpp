@@ -22,6 +22,8 @@ constexpr int64_t kLargestMask = int64_t{1} << 26;
 
 at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test_elements,
                      bool assume_unique, bool invert, at::Tensor& out) {
+  TORCH_CHECK(elements.scalar_type() != at::kBool && test_elements.scalar_type() != at::kBool,
+              "Unsupported input type encountered for isin(): Bool");
   if (elements.numel() * test_elements.numel() > kLargestMask) {
     return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::isin_Tensor_Tensor_out>::call(
         elements, test_elements, assume_unique, invert, out);
