@@ -2,7 +2,7 @@
 that runs them on any PyTorch device and compares two runs.
 
 Version 1 of the standard kernel set must train these models on `hal` with zero
-CPU fallbacks (DESIGN.md, section 3):
+CPU fallbacks (docs/architecture.md, section 3):
 
   mlp          Linear, ReLU, CrossEntropyLoss               default optimizer: sgd (momentum)
   cnn          Conv2d, BatchNorm2d, ReLU, MaxPool2d, Linear default optimizer: adam

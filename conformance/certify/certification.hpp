@@ -1,5 +1,5 @@
 // Certification: one hal-certify run against one driver, from the options
-// to the report (DESIGN §7).
+// to the report (docs/architecture.md §7).
 //
 //  1. list the suite's tests (their sorted names hash to the frozen test
 //     list's identity) and group them by area (GoogleTest suite);

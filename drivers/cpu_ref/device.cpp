@@ -98,38 +98,24 @@ const std::vector<std::unique_ptr<Device>>& Devices() {
 }
 
 Device& GetDevice(const hal_device* handle) {
-  if (handle == nullptr) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "device handle is NULL");
-  }
-  for (const auto& device : Devices()) {
-    if (device->handle() == handle) {
-      return *device;
-    }
-  }
-  Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a cpu_ref device handle",
-       static_cast<const void*>(handle));
+  return DeviceOfHandle(Devices(), handle, kDriverName);
 }
 
-hal_status* DeviceCount(int32_t* out_count) {
+hal_status* device_count(int32_t* out_count) {
   return Guard("device_count", [&] {
     RequireNonNull(out_count, "out_count");
     *out_count = static_cast<int32_t>(Devices().size());
   });
 }
 
-hal_status* DeviceOpen(int32_t ordinal, hal_device** out_device) {
+hal_status* device_open(int32_t ordinal, hal_device** out_device) {
   return Guard("device_open", [&] {
     RequireNonNull(out_device, "out_device");
-    const auto& devices = Devices();
-    if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices.size()) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "ordinal {} is outside [0, {})",
-           ordinal, devices.size());
-    }
-    *out_device = devices[ordinal]->handle();
+    *out_device = DeviceAtOrdinal(Devices(), ordinal).handle();
   });
 }
 
-hal_status* DeviceProperties(hal_device* device_handle,
+hal_status* device_properties(hal_device* device_handle,
                              hal_device_properties* out) {
   return Guard("device_properties", [&] {
     Device& device = GetDevice(device_handle);
@@ -176,7 +162,7 @@ hal_status* DeviceProperties(hal_device* device_handle,
   });
 }
 
-hal_status* MemoryInfo(hal_device* device_handle, uint64_t* out_free,
+hal_status* memory_info(hal_device* device_handle, uint64_t* out_free,
                        uint64_t* out_total) {
   return Guard("memory_info", [&] {
     Device& device = GetDevice(device_handle);

@@ -1,20 +1,18 @@
-// The driver's one exported symbol and its entry table. Everything else
-// lives in the concept files (device, memory, stream, event, transfer,
-// kernels/); this file only wires them to the hal_driver_api v1 layout.
+// The driver's one exported symbol and its entry table. The entries live in
+// the concept files (device, memory, stream, event, transfer, kernels/),
+// one function per table field; this file only collects them
+// (kit/driver_table.h).
 #include "hal/driver.h"
 #include "common.h"
 #include "device.h"
-#include "event.h"
-#include "kernels/kernel.h"
 #include "kit/driver_table.h"
 #include "memory.h"
-#include "stream.h"
-#include "transfer.h"
 
 namespace cpu_ref {
-namespace {
 
-hal_status* Initialize(const hal_host_api* host) {
+HAL_KIT_DECLARE_ENTRIES()
+
+hal_status* initialize(const hal_host_api* host) {
   if (hal_status* refused = AcceptHost(host, kDriverName)) {
     return refused;
   }
@@ -24,6 +22,8 @@ hal_status* Initialize(const hal_host_api* host) {
                     Devices().size(), MemoryBudget()));
   });
 }
+
+namespace {
 
 constexpr hal_driver_api kApi = HAL_KIT_DRIVER_API(kDriverName, kDriverVersion);
 

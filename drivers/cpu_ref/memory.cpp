@@ -107,7 +107,7 @@ AllocationMap& PinnedMemory() {
   return *pinned;
 }
 
-hal_status* MemAlloc(hal_device* device_handle, uint64_t bytes,
+hal_status* mem_alloc(hal_device* device_handle, uint64_t bytes,
                      uint64_t alignment, hal_devptr* out_ptr) {
   return Guard("mem_alloc", [&] {
     Device& device = GetDevice(device_handle);
@@ -116,7 +116,7 @@ hal_status* MemAlloc(hal_device* device_handle, uint64_t bytes,
   });
 }
 
-hal_status* MemFree(hal_device* device_handle, hal_devptr ptr) {
+hal_status* mem_free(hal_device* device_handle, hal_devptr ptr) {
   return Guard("mem_free", [&] {
     Device& device = GetDevice(device_handle);
     if (ptr != HAL_DEVPTR_NULL) {
@@ -125,7 +125,7 @@ hal_status* MemFree(hal_device* device_handle, hal_devptr ptr) {
   });
 }
 
-hal_status* HostAlloc(hal_device* device_handle, uint64_t bytes,
+hal_status* host_alloc(hal_device* device_handle, uint64_t bytes,
                       void** out_ptr) {
   return Guard("host_alloc", [&] {
     GetDevice(device_handle);
@@ -134,7 +134,7 @@ hal_status* HostAlloc(hal_device* device_handle, uint64_t bytes,
   });
 }
 
-hal_status* HostFree(hal_device* device_handle, void* ptr) {
+hal_status* host_free(hal_device* device_handle, void* ptr) {
   return Guard("host_free", [&] {
     GetDevice(device_handle);
     if (ptr != nullptr) {

@@ -54,12 +54,6 @@ class AllocationMap {
 // The registry of host_alloc memory, shared by all devices.
 AllocationMap& PinnedMemory();
 
-hal_status* MemAlloc(hal_device* device, uint64_t bytes, uint64_t alignment,
-                     hal_devptr* out_ptr);
-hal_status* MemFree(hal_device* device, hal_devptr ptr);
-hal_status* HostAlloc(hal_device* device, uint64_t bytes, void** out_ptr);
-hal_status* HostFree(hal_device* device, void* ptr);
-
 }  // namespace cpu_ref
 
 #endif  // HAL_DRIVERS_CPU_REF_MEMORY_H_

@@ -171,7 +171,7 @@ std::shared_ptr<Stream> GetStream(const hal_stream* handle) {
   return StreamRegistry().Get(handle);
 }
 
-hal_status* StreamCreate(hal_device* device_handle, int32_t priority,
+hal_status* stream_create(hal_device* device_handle, int32_t priority,
                          hal_stream** out_stream) {
   return Guard("stream_create", [&] {
     Device& device = GetDevice(device_handle);
@@ -186,7 +186,7 @@ hal_status* StreamCreate(hal_device* device_handle, int32_t priority,
   });
 }
 
-hal_status* StreamDestroy(hal_stream* handle) {
+hal_status* stream_destroy(hal_stream* handle) {
   return Guard("stream_destroy", [&] {
     if (GetStream(handle)->is_default()) {
       Fail(HAL_STATUS_INVALID_ARGUMENT,
@@ -198,7 +198,7 @@ hal_status* StreamDestroy(hal_stream* handle) {
   });
 }
 
-hal_status* StreamDefault(hal_device* device_handle, hal_stream** out_stream) {
+hal_status* stream_default(hal_device* device_handle, hal_stream** out_stream) {
   return Guard("stream_default", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(out_stream, "out_stream");
@@ -206,7 +206,7 @@ hal_status* StreamDefault(hal_device* device_handle, hal_stream** out_stream) {
   });
 }
 
-hal_status* StreamSynchronize(hal_stream* handle) {
+hal_status* stream_synchronize(hal_stream* handle) {
   hal_status* status = Guard("stream_synchronize", [&] {
     std::shared_ptr<Stream> stream = GetStream(handle);
     stream->WaitFor(stream->LastEnqueued());
@@ -217,7 +217,7 @@ hal_status* StreamSynchronize(hal_stream* handle) {
   return status;
 }
 
-hal_status* StreamQuery(hal_stream* handle, int32_t* out_idle) {
+hal_status* stream_query(hal_stream* handle, int32_t* out_idle) {
   return Guard("stream_query", [&] {
     std::shared_ptr<Stream> stream = GetStream(handle);
     RequireNonNull(out_idle, "out_idle");
@@ -225,7 +225,7 @@ hal_status* StreamQuery(hal_stream* handle, int32_t* out_idle) {
   });
 }
 
-hal_status* StreamWaitEvent(hal_stream* stream_handle,
+hal_status* stream_wait_event(hal_stream* stream_handle,
                             hal_event* event_handle) {
   return Guard("stream_wait_event", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);

@@ -130,14 +130,6 @@ HandleRegistry<Stream, hal_stream>& StreamRegistry();
 // A live stream (INVALID_ARGUMENT otherwise).
 std::shared_ptr<Stream> GetStream(const hal_stream* handle);
 
-hal_status* StreamCreate(hal_device* device, int32_t priority,
-                         hal_stream** out_stream);
-hal_status* StreamDestroy(hal_stream* stream);
-hal_status* StreamDefault(hal_device* device, hal_stream** out_stream);
-hal_status* StreamSynchronize(hal_stream* stream);
-hal_status* StreamQuery(hal_stream* stream, int32_t* out_idle);
-hal_status* StreamWaitEvent(hal_stream* stream, hal_event* event);
-
 }  // namespace cpu_ref
 
 #endif  // HAL_DRIVERS_CPU_REF_STREAM_H_

@@ -1,10 +1,16 @@
-// Copies and fills, validated on the caller's thread, run on the worker.
-#include "transfer.h"
-
+// copy and fill: the transfer operations of a stream.
+//
+// Device ranges must lie inside one live allocation; for device-to-device
+// copies (HAL_CAP_PEER_COPY) each side may belong to any cpu_ref device,
+// but at least one to the stream's. A copy whose host side is ordinary
+// pageable memory has completed when copy() returns (it is enqueued, then
+// waited for); one whose host sides are all pinned (host_alloc) is
+// asynchronous, like device-only copies.
 #include <array>
 #include <cstring>
 
 #include "device.h"
+#include "kit/transfer_checks.h"
 #include "memory.h"
 #include "stream.h"
 
@@ -39,23 +45,12 @@ bool CheckHostRange(uint64_t address, uint64_t bytes, const char* what) {
 
 }  // namespace
 
-hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
+hal_status* copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
                  uint64_t src, uint64_t bytes) {
   return Guard("copy", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
-    // Read the enum's bytes: a caller may pass a value outside the enum,
-    // and loading such a value as hal_copy_kind would already be undefined.
-    static_assert(sizeof(kind) == sizeof(int32_t));
-    int32_t raw_kind;
-    std::memcpy(&raw_kind, &kind, sizeof(raw_kind));
-    if (raw_kind < HAL_COPY_HOST_TO_DEVICE ||
-        raw_kind > HAL_COPY_HOST_TO_HOST) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "unknown copy kind {}", raw_kind);
-    }
-    const bool dst_on_device = raw_kind == HAL_COPY_HOST_TO_DEVICE ||
-                               raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
-    const bool src_on_device = raw_kind == HAL_COPY_DEVICE_TO_HOST ||
-                               raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
+    const auto [checked_kind, dst_on_device, src_on_device] =
+        driver_kit::CheckCopyKind(kind);
     if (bytes == 0) {
       return;
     }
@@ -92,21 +87,11 @@ hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
   });
 }
 
-hal_status* Fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
+hal_status* fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
                  uint32_t pattern_bytes, uint64_t bytes) {
   return Guard("fill", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
-    RequireNonNull(pattern, "pattern");
-    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 &&
-        pattern_bytes != 8) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "pattern_bytes is {}, not 1, 2, 4 or 8",
-           pattern_bytes);
-    }
-    if (bytes % pattern_bytes != 0) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "{} bytes is not a multiple of pattern_bytes {}", bytes,
-           pattern_bytes);
-    }
+    driver_kit::CheckFillArguments(pattern, pattern_bytes, bytes);
     if (bytes == 0) {
       return;
     }

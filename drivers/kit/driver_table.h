@@ -1,14 +1,21 @@
-// The hal_driver_api v1 table of a driver of this repo, and the host checks
-// its initialize() starts with.
+// The hal_driver_api table of a driver of this repository, made from the
+// ABI's list of entries (HAL_DRIVER_API_ENTRIES), and the host checks its
+// initialize() starts with.
 //
-// Every driver here names its entries after the table's fields in
-// CamelCase (DeviceCount for device_count, ..., Launch for launch), so one
-// macro writes the table each driver would otherwise repeat. It expands
-// where the entries are visible, inside the driver's namespace. A field
-// added to the ABI is added here, and a driver without the entry then fails
-// to compile instead of exporting a null.
+// A driver names each entry's function after the table field (device_count,
+// ..., launch) in its own namespace, where it declares all of them with
+// HAL_KIT_DECLARE_ENTRIES() and builds its table with HAL_KIT_DRIVER_API.
+// The declarations are weak: an entry the driver does not define is a null
+// pointer in the table, which the ABI reads as "unsupported". So an entry
+// added to the ABI is written in driver.h and in the drivers that implement
+// it, and nowhere else. An entry defined with the wrong signature is another
+// function and leaves its field null too: cpu_ref's driver test checks that
+// the reference leaves none, and each driver's conformance runs call every
+// entry it has.
 #ifndef HAL_DRIVERS_KIT_DRIVER_TABLE_H_
 #define HAL_DRIVERS_KIT_DRIVER_TABLE_H_
+
+#include <type_traits>
 
 #include "hal/driver.h"
 
@@ -21,46 +28,28 @@ namespace driver_kit {
 // version.
 hal_status* AcceptHost(const hal_host_api* host, const char* driver_name);
 
+// The function type of the table field `field` (a pointer to it).
+template <typename FieldPointer>
+using EntryFunction = std::remove_pointer_t<FieldPointer>;
+
 }  // namespace driver_kit
 
-// The table of the driver whose entries are in scope, named `driver_name`
-// and `driver_version` (static storage).
-// clang-format off
-#define HAL_KIT_DRIVER_API(driver_name, driver_version) \
-  hal_driver_api {                                      \
-    .struct_size = sizeof(hal_driver_api),              \
-    .abi_major = HAL_ABI_MAJOR,                         \
-    .abi_minor = HAL_ABI_MINOR,                         \
-    .name = (driver_name),                              \
-    .version = (driver_version),                        \
-    .initialize = Initialize,                           \
-    .device_count = DeviceCount,                        \
-    .device_open = DeviceOpen,                          \
-    .device_properties = DeviceProperties,              \
-    .memory_info = MemoryInfo,                          \
-    .mem_alloc = MemAlloc,                              \
-    .mem_free = MemFree,                                \
-    .host_alloc = HostAlloc,                            \
-    .host_free = HostFree,                              \
-    .stream_create = StreamCreate,                      \
-    .stream_destroy = StreamDestroy,                    \
-    .stream_default = StreamDefault,                    \
-    .stream_synchronize = StreamSynchronize,            \
-    .stream_query = StreamQuery,                        \
-    .stream_wait_event = StreamWaitEvent,               \
-    .event_create = EventCreate,                        \
-    .event_destroy = EventDestroy,                      \
-    .event_record = EventRecord,                        \
-    .event_query = EventQuery,                          \
-    .event_synchronize = EventSynchronize,              \
-    .event_elapsed_ms = EventElapsedMs,                 \
-    .copy = Copy,                                       \
-    .fill = Fill,                                       \
-    .module_load = ModuleLoad,                          \
-    .module_unload = ModuleUnload,                      \
-    .kernel_lookup = KernelLookup,                      \
-    .launch = Launch,                                   \
+#define HAL_KIT_DECLARE_ENTRY_(field) \
+  [[gnu::weak]] ::driver_kit::EntryFunction<decltype(hal_driver_api::field)> field;
+#define HAL_KIT_TABLE_ENTRY_(field) .field = field,
+
+// Declares every entry, weakly, in the enclosing namespace.
+#define HAL_KIT_DECLARE_ENTRIES() \
+  HAL_DRIVER_API_ENTRIES(HAL_KIT_DECLARE_ENTRY_)
+
+// The table of the entries declared in scope, for a driver named
+// `driver_name` with version `driver_version` (both static storage).
+#define HAL_KIT_DRIVER_API(driver_name, driver_version)              \
+  hal_driver_api {                                                   \
+    .struct_size = sizeof(hal_driver_api), .abi_major = HAL_ABI_MAJOR, \
+    .abi_minor = HAL_ABI_MINOR, .name = (driver_name),               \
+    .version = (driver_version),                                     \
+    HAL_DRIVER_API_ENTRIES(HAL_KIT_TABLE_ENTRY_)                     \
   }
-// clang-format on
 
 #endif  // HAL_DRIVERS_KIT_DRIVER_TABLE_H_

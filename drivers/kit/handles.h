@@ -1,14 +1,23 @@
-// Registry of live handles of one kind. The C ABI hands out raw pointers;
-// looking one up here before touching it turns a destroyed, foreign or
-// garbage handle into INVALID_ARGUMENT instead of a crash. The registry
-// owns the objects through shared_ptr, so an object a queued operation
-// still references outlives its handle.
+// Handle lookup. The C ABI hands out raw pointers; looking one up before
+// touching it turns a destroyed, foreign or garbage handle into
+// INVALID_ARGUMENT instead of a crash.
+//
+// - Objects created and destroyed through the table (streams, events,
+//   modules) live in a HandleRegistry, which owns them through shared_ptr,
+//   so an object a queued operation still references outlives its handle.
+// - Devices live until the process exits in one list per driver, and their
+//   handle is their address: DeviceAtOrdinal and DeviceOfHandle.
+// - A device's standard kernels live in one vector, and a kernel's handle
+//   is its element's address: ElementOfHandle.
 #ifndef HAL_DRIVERS_KIT_HANDLES_H_
 #define HAL_DRIVERS_KIT_HANDLES_H_
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "kit/error.h"
 
@@ -60,6 +69,51 @@ class HandleRegistry {
   mutable std::mutex mutex_;
   std::unordered_map<const Handle*, std::shared_ptr<Object>> live_;
 };
+
+// devices[ordinal] of a list of device pointers (device_open), or
+// INVALID_ARGUMENT naming the valid range and, when the list is empty and
+// the driver knows why, `why_none`.
+template <typename DeviceList>
+auto& DeviceAtOrdinal(const DeviceList& devices, int32_t ordinal,
+                      std::string_view why_none = {}) {
+  if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices.size()) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "device ordinal {} is outside [0, {}){}{}",
+         ordinal, devices.size(), why_none.empty() ? "" : ": ", why_none);
+  }
+  return *devices[ordinal];
+}
+
+// The device of a list of device pointers whose address is `handle`.
+template <typename DeviceList>
+auto& DeviceOfHandle(const DeviceList& devices, const hal_device* handle,
+                     const char* driver_name) {
+  if (handle == nullptr) {
+    Fail(HAL_STATUS_INVALID_ARGUMENT, "device handle is NULL");
+  }
+  for (const auto& device : devices) {
+    if (reinterpret_cast<const hal_device*>(&*device) == handle) {
+      return *device;
+    }
+  }
+  Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a {} device handle",
+       static_cast<const void*>(handle), driver_name);
+}
+
+// The element of `elements` whose address is `handle`, or null: a range
+// check instead of a scan of every element (kernel lookup runs on every
+// launch).
+template <typename Element, typename Handle>
+const Element* ElementOfHandle(const std::vector<Element>& elements,
+                               const Handle* handle) {
+  const auto address = reinterpret_cast<uintptr_t>(handle);
+  const auto first = reinterpret_cast<uintptr_t>(elements.data());
+  const uintptr_t offset = address - first;
+  if (address < first || offset >= elements.size() * sizeof(Element) ||
+      offset % sizeof(Element) != 0) {
+    return nullptr;
+  }
+  return &elements[offset / sizeof(Element)];
+}
 
 }  // namespace driver_kit
 

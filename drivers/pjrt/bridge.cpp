@@ -14,6 +14,7 @@
 #include "kit/driver_table.h"
 #include "kit/error.h"
 #include "kit/handles.h"
+#include "kit/transfer_checks.h"
 #include "launch_checks.h"
 #include "stream.h"
 
@@ -109,14 +110,7 @@ Runtime& Discover() {
 }
 
 Device& GetDevice(const hal_device* handle) {
-  RequireNonNull(handle, "device");
-  for (const auto& device : Discover().devices) {
-    if (reinterpret_cast<const hal_device*>(device.get()) == handle) {
-      return *device;
-    }
-  }
-  Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a device of this driver",
-       static_cast<const void*>(handle));
+  return driver_kit::DeviceOfHandle(Discover().devices, handle, g_config->name);
 }
 
 driver_kit::HandleRegistry<Stream, hal_stream>& Streams() {
@@ -186,31 +180,33 @@ const Kernel& GetKernel(const hal_kernel* handle,
        static_cast<const void*>(handle));
 }
 
-hal_status* Initialize(const hal_host_api* host) {
+}  // namespace
+
+// The table's entries, one function per field (kit/driver_table.h).
+HAL_KIT_DECLARE_ENTRIES()
+
+hal_status* initialize(const hal_host_api* host) {
   return driver_kit::AcceptHost(host, g_config->name);
 }
 
-hal_status* DeviceCount(int32_t* out_count) {
+hal_status* device_count(int32_t* out_count) {
   return Guard("device_count", [&] {
     RequireNonNull(out_count, "out_count");
     *out_count = static_cast<int32_t>(Discover().devices.size());
   });
 }
 
-hal_status* DeviceOpen(int32_t ordinal, hal_device** out_device) {
+hal_status* device_open(int32_t ordinal, hal_device** out_device) {
   return Guard("device_open", [&] {
     RequireNonNull(out_device, "out_device");
-    Runtime& runtime = Discover();
-    if (ordinal < 0 || static_cast<size_t>(ordinal) >= runtime.devices.size()) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "no device {} ({} device(s){}{})",
-           ordinal, runtime.devices.size(),
-           runtime.unavailable.empty() ? "" : ": ", runtime.unavailable);
-    }
-    *out_device = reinterpret_cast<hal_device*>(runtime.devices[ordinal].get());
+    const Runtime& runtime = Discover();
+    *out_device = reinterpret_cast<hal_device*>(
+        &driver_kit::DeviceAtOrdinal(runtime.devices, ordinal,
+                                     runtime.unavailable));
   });
 }
 
-hal_status* DeviceProperties(hal_device* device,
+hal_status* device_properties(hal_device* device,
                              hal_device_properties* out_properties) {
   return Guard("device_properties", [&] {
     const Device& d = GetDevice(device);
@@ -223,7 +219,7 @@ hal_status* DeviceProperties(hal_device* device,
   });
 }
 
-hal_status* MemoryInfo(hal_device* device, uint64_t* out_free,
+hal_status* memory_info(hal_device* device, uint64_t* out_free,
                        uint64_t* out_total) {
   return Guard("memory_info", [&] {
     const Device& d = GetDevice(device);
@@ -234,7 +230,7 @@ hal_status* MemoryInfo(hal_device* device, uint64_t* out_free,
   });
 }
 
-hal_status* MemAlloc(hal_device* device, uint64_t bytes, uint64_t alignment,
+hal_status* mem_alloc(hal_device* device, uint64_t bytes, uint64_t alignment,
                      hal_devptr* out_ptr) {
   return Guard("mem_alloc", [&] {
     Device& d = GetDevice(device);
@@ -243,11 +239,11 @@ hal_status* MemAlloc(hal_device* device, uint64_t bytes, uint64_t alignment,
   });
 }
 
-hal_status* MemFree(hal_device* device, hal_devptr ptr) {
+hal_status* mem_free(hal_device* device, hal_devptr ptr) {
   return Guard("mem_free", [&] { GetDevice(device).Free(ptr); });
 }
 
-hal_status* HostAlloc(hal_device* device, uint64_t bytes, void** out_ptr) {
+hal_status* host_alloc(hal_device* device, uint64_t bytes, void** out_ptr) {
   return Guard("host_alloc", [&] {
     GetDevice(device);
     RequireNonNull(out_ptr, "out_ptr");
@@ -266,7 +262,7 @@ hal_status* HostAlloc(hal_device* device, uint64_t bytes, void** out_ptr) {
   });
 }
 
-hal_status* HostFree(hal_device* device, void* ptr) {
+hal_status* host_free(hal_device* device, void* ptr) {
   return Guard("host_free", [&] {
     GetDevice(device);
     if (ptr == nullptr) {
@@ -283,7 +279,7 @@ hal_status* HostFree(hal_device* device, void* ptr) {
   });
 }
 
-hal_status* StreamCreate(hal_device* device, int32_t priority,
+hal_status* stream_create(hal_device* device, int32_t priority,
                          hal_stream** out_stream) {
   return Guard("stream_create", [&] {
     Device& d = GetDevice(device);
@@ -296,7 +292,7 @@ hal_status* StreamCreate(hal_device* device, int32_t priority,
   });
 }
 
-hal_status* StreamDestroy(hal_stream* stream) {
+hal_status* stream_destroy(hal_stream* stream) {
   return Guard("stream_destroy", [&] {
     std::shared_ptr<Stream> s = Streams().Get(stream);
     if (s->is_default()) {
@@ -307,7 +303,7 @@ hal_status* StreamDestroy(hal_stream* stream) {
   });
 }
 
-hal_status* StreamDefault(hal_device* device, hal_stream** out_stream) {
+hal_status* stream_default(hal_device* device, hal_stream** out_stream) {
   return Guard("stream_default", [&] {
     Device& d = GetDevice(device);
     RequireNonNull(out_stream, "out_stream");
@@ -321,13 +317,13 @@ hal_status* StreamDefault(hal_device* device, hal_stream** out_stream) {
   });
 }
 
-hal_status* StreamSynchronize(hal_stream* stream) {
+hal_status* stream_synchronize(hal_stream* stream) {
   return Guard("stream_synchronize", [&] {
     Streams().Get(stream)->completion().Wait("stream_synchronize");
   });
 }
 
-hal_status* StreamQuery(hal_stream* stream, int32_t* out_idle) {
+hal_status* stream_query(hal_stream* stream, int32_t* out_idle) {
   return Guard("stream_query", [&] {
     std::shared_ptr<Stream> s = Streams().Get(stream);
     RequireNonNull(out_idle, "out_idle");
@@ -335,7 +331,7 @@ hal_status* StreamQuery(hal_stream* stream, int32_t* out_idle) {
   });
 }
 
-hal_status* StreamWaitEvent(hal_stream* stream, hal_event* event) {
+hal_status* stream_wait_event(hal_stream* stream, hal_event* event) {
   return Guard("stream_wait_event", [&] {
     std::shared_ptr<Stream> s = Streams().Get(stream);
     std::shared_ptr<Event> e = Events().Get(event);
@@ -348,7 +344,7 @@ hal_status* StreamWaitEvent(hal_stream* stream, hal_event* event) {
   });
 }
 
-hal_status* EventCreate(hal_device* device, uint32_t flags,
+hal_status* event_create(hal_device* device, uint32_t flags,
                         hal_event** out_event) {
   return Guard("event_create", [&] {
     Device& d = GetDevice(device);
@@ -360,11 +356,11 @@ hal_status* EventCreate(hal_device* device, uint32_t flags,
   });
 }
 
-hal_status* EventDestroy(hal_event* event) {
+hal_status* event_destroy(hal_event* event) {
   return Guard("event_destroy", [&] { Events().Remove(event); });
 }
 
-hal_status* EventRecord(hal_event* event, hal_stream* stream) {
+hal_status* event_record(hal_event* event, hal_stream* stream) {
   return Guard("event_record", [&] {
     std::shared_ptr<Event> e = Events().Get(event);
     std::shared_ptr<Stream> s = Streams().Get(stream);
@@ -377,7 +373,7 @@ hal_status* EventRecord(hal_event* event, hal_stream* stream) {
   });
 }
 
-hal_status* EventQuery(hal_event* event, int32_t* out_complete) {
+hal_status* event_query(hal_event* event, int32_t* out_complete) {
   return Guard("event_query", [&] {
     std::shared_ptr<Event> e = Events().Get(event);
     RequireNonNull(out_complete, "out_complete");
@@ -390,7 +386,7 @@ hal_status* EventQuery(hal_event* event, int32_t* out_complete) {
   });
 }
 
-hal_status* EventSynchronize(hal_event* event) {
+hal_status* event_synchronize(hal_event* event) {
   return Guard("event_synchronize", [&] {
     std::shared_ptr<Event> e = Events().Get(event);
     const Plugin& plugin = e->device()->client().plugin();
@@ -400,7 +396,7 @@ hal_status* EventSynchronize(hal_event* event) {
   });
 }
 
-hal_status* EventElapsedMs(hal_event* start, hal_event* end, float* out_ms) {
+hal_status* event_elapsed_ms(hal_event* start, hal_event* end, float* out_ms) {
   return Guard("event_elapsed_ms", [&] {
     Events().Get(start);
     Events().Get(end);
@@ -410,14 +406,11 @@ hal_status* EventElapsedMs(hal_event* start, hal_event* end, float* out_ms) {
   });
 }
 
-hal_status* Copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst,
+hal_status* copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst,
                  uint64_t src, uint64_t bytes) {
   return Guard("copy", [&] {
     std::shared_ptr<Stream> s = Streams().Get(stream);
-    if (kind < HAL_COPY_HOST_TO_DEVICE || kind > HAL_COPY_HOST_TO_HOST) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "unknown copy kind {}",
-           static_cast<int>(kind));
-    }
+    const hal_copy_kind checked_kind = driver_kit::CheckCopyKind(kind).kind;
     if (bytes == 0) {
       return;
     }
@@ -425,7 +418,7 @@ hal_status* Copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst,
       Fail(HAL_STATUS_INVALID_ARGUMENT, "NULL source or destination");
     }
     Device& device = *s->device();
-    switch (kind) {
+    switch (checked_kind) {
       case HAL_COPY_HOST_TO_DEVICE:
         device.CopyToDevice(*s, dst, reinterpret_cast<const void*>(src), bytes);
         break;
@@ -445,27 +438,18 @@ hal_status* Copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst,
   });
 }
 
-hal_status* Fill(hal_stream* stream, hal_devptr dst, const void* pattern,
+hal_status* fill(hal_stream* stream, hal_devptr dst, const void* pattern,
                  uint32_t pattern_bytes, uint64_t bytes) {
   return Guard("fill", [&] {
     std::shared_ptr<Stream> s = Streams().Get(stream);
-    RequireNonNull(pattern, "pattern");
-    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 &&
-        pattern_bytes != 8) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "pattern of {} bytes", pattern_bytes);
-    }
-    if (bytes % pattern_bytes != 0) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "{} bytes are not a multiple of the {}-byte pattern", bytes,
-           pattern_bytes);
-    }
+    driver_kit::CheckFillArguments(pattern, pattern_bytes, bytes);
     if (bytes != 0) {
       s->device()->Fill(*s, dst, pattern, pattern_bytes, bytes);
     }
   });
 }
 
-hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
+hal_status* module_load(hal_device* device, const char* format, const void* data,
                        uint64_t size, hal_module** out_module) {
   return Guard("module_load", [&] {
     GetDevice(device);
@@ -495,7 +479,7 @@ hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
   });
 }
 
-hal_status* ModuleUnload(hal_module* module) {
+hal_status* module_unload(hal_module* module) {
   return Guard("module_unload", [&] {
     std::shared_ptr<Module> m = Modules().Remove(module);
     ModuleKernels& kernels = LiveModuleKernels();
@@ -504,7 +488,7 @@ hal_status* ModuleUnload(hal_module* module) {
   });
 }
 
-hal_status* KernelLookup(hal_device* device, hal_module* module,
+hal_status* kernel_lookup(hal_device* device, hal_module* module,
                          const char* name, hal_kernel** out_kernel) {
   return Guard("kernel_lookup", [&] {
     Device& d = GetDevice(device);
@@ -534,7 +518,7 @@ hal_status* KernelLookup(hal_device* device, hal_module* module,
   });
 }
 
-hal_status* Launch(hal_stream* stream, hal_kernel* kernel, const hal_arg* args,
+hal_status* launch(hal_stream* stream, hal_kernel* kernel, const hal_arg* args,
                    uint32_t num_args) {
   return Guard("launch", [&] {
     std::shared_ptr<Stream> s = Streams().Get(stream);
@@ -557,8 +541,6 @@ hal_status* Launch(hal_stream* stream, hal_kernel* kernel, const hal_arg* args,
                      std::span<const hal_arg>(args, num_args));
   });
 }
-
-}  // namespace
 
 const hal_driver_api* DriverApi(const DriverConfig& config) {
   static hal_driver_api api;

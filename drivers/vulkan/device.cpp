@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "hal/standard_kernels.h"
+#include "kit/handles.h"
 #include "kernels/kernel.h"
 #include "module.h"
 #include "shaders/shader_table.h"
@@ -439,38 +440,24 @@ const std::vector<std::unique_ptr<Device>>& Devices() {
 }
 
 Device& GetDevice(const hal_device* handle) {
-  if (handle == nullptr) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "device handle is NULL");
-  }
-  for (const auto& device : Devices()) {
-    if (device->handle() == handle) {
-      return *device;
-    }
-  }
-  Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a vulkan device handle",
-       static_cast<const void*>(handle));
+  return driver_kit::DeviceOfHandle(Devices(), handle, kDriverName);
 }
 
-hal_status* DeviceCount(int32_t* out_count) {
+hal_status* device_count(int32_t* out_count) {
   return driver_kit::Guard("device_count", [&] {
     driver_kit::RequireNonNull(out_count, "out_count");
     *out_count = static_cast<int32_t>(Devices().size());
   });
 }
 
-hal_status* DeviceOpen(int32_t ordinal, hal_device** out_device) {
+hal_status* device_open(int32_t ordinal, hal_device** out_device) {
   return driver_kit::Guard("device_open", [&] {
     driver_kit::RequireNonNull(out_device, "out_device");
-    const auto& devices = Devices();
-    if (ordinal < 0 || ordinal >= static_cast<int32_t>(devices.size())) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "device ordinal {} is outside [0, {})",
-           ordinal, devices.size());
-    }
-    *out_device = devices[ordinal]->handle();
+    *out_device = driver_kit::DeviceAtOrdinal(Devices(), ordinal).handle();
   });
 }
 
-hal_status* DeviceProperties(hal_device* handle, hal_device_properties* out) {
+hal_status* device_properties(hal_device* handle, hal_device_properties* out) {
   return driver_kit::Guard("device_properties", [&] {
     Device& device = GetDevice(handle);
     driver_kit::RequireNonNull(out, "out_properties");
@@ -513,7 +500,7 @@ hal_status* DeviceProperties(hal_device* handle, hal_device_properties* out) {
   });
 }
 
-hal_status* MemoryInfo(hal_device* handle, uint64_t* out_free,
+hal_status* memory_info(hal_device* handle, uint64_t* out_free,
                        uint64_t* out_total) {
   return driver_kit::Guard("memory_info", [&] {
     Device& device = GetDevice(handle);

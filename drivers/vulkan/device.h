@@ -138,12 +138,6 @@ inline constexpr uint32_t kMinAlignment = 256;
 const std::vector<std::unique_ptr<Device>>& Devices();
 Device& GetDevice(const hal_device* handle);
 
-hal_status* DeviceCount(int32_t* out_count);
-hal_status* DeviceOpen(int32_t ordinal, hal_device** out_device);
-hal_status* DeviceProperties(hal_device* device, hal_device_properties* out);
-hal_status* MemoryInfo(hal_device* device, uint64_t* out_free,
-                       uint64_t* out_total);
-
 }  // namespace vulkan
 
 #endif  // HAL_DRIVERS_VULKAN_DEVICE_H_

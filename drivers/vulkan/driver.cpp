@@ -1,24 +1,20 @@
-// The driver's one exported symbol and its entry table. Everything else
-// lives in the concept files (device, memory, stream, event, transfer,
-// module, kernels/); this file only wires them to the hal_driver_api v1
-// layout.
+// The driver's one exported symbol and its entry table. The entries live in
+// the concept files (device, memory, stream, event, transfer, kernels/),
+// one function per table field; this file only collects them
+// (kit/driver_table.h).
 #include "hal/driver.h"
 #include "device.h"
-#include "event.h"
 #include "kit/driver_table.h"
 #include "kit/error.h"
-#include "memory.h"
-#include "module.h"
-#include "stream.h"
-#include "transfer.h"
 
 namespace vulkan {
-namespace {
+
+HAL_KIT_DECLARE_ENTRIES()
 
 using driver_kit::Guard;
 using driver_kit::Log;
 
-hal_status* Initialize(const hal_host_api* host) {
+hal_status* initialize(const hal_host_api* host) {
   if (hal_status* refused = driver_kit::AcceptHost(host, kDriverName)) {
     return refused;
   }
@@ -28,6 +24,8 @@ hal_status* Initialize(const hal_host_api* host) {
     Log(HAL_LOG_DEBUG, "vulkan: initialized");
   });
 }
+
+namespace {
 
 constexpr hal_driver_api kApi = HAL_KIT_DRIVER_API(kDriverName, kDriverVersion);
 

@@ -106,7 +106,7 @@ std::shared_ptr<Event> GetEvent(const hal_event* handle) {
   return EventRegistry().Get(handle);
 }
 
-hal_status* EventCreate(hal_device* device_handle, uint32_t flags,
+hal_status* event_create(hal_device* device_handle, uint32_t flags,
                         hal_event** out_event) {
   return driver_kit::Guard("event_create", [&] {
     Device& device = GetDevice(device_handle);
@@ -118,12 +118,12 @@ hal_status* EventCreate(hal_device* device_handle, uint32_t flags,
   });
 }
 
-hal_status* EventDestroy(hal_event* handle) {
+hal_status* event_destroy(hal_event* handle) {
   return driver_kit::Guard("event_destroy",
                            [&] { EventRegistry().Remove(handle); });
 }
 
-hal_status* EventRecord(hal_event* event_handle, hal_stream* stream_handle) {
+hal_status* event_record(hal_event* event_handle, hal_stream* stream_handle) {
   return driver_kit::Guard("event_record", [&] {
     std::shared_ptr<Event> event = GetEvent(event_handle);
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
@@ -136,7 +136,7 @@ hal_status* EventRecord(hal_event* event_handle, hal_stream* stream_handle) {
   });
 }
 
-hal_status* EventQuery(hal_event* handle, int32_t* out_complete) {
+hal_status* event_query(hal_event* handle, int32_t* out_complete) {
   return driver_kit::Guard("event_query", [&] {
     std::shared_ptr<Event> event = GetEvent(handle);
     driver_kit::RequireNonNull(out_complete, "out_complete");
@@ -144,12 +144,12 @@ hal_status* EventQuery(hal_event* handle, int32_t* out_complete) {
   });
 }
 
-hal_status* EventSynchronize(hal_event* handle) {
+hal_status* event_synchronize(hal_event* handle) {
   return driver_kit::Guard("event_synchronize",
                            [&] { GetEvent(handle)->Synchronize(); });
 }
 
-hal_status* EventElapsedMs(hal_event* start_handle, hal_event* end_handle,
+hal_status* event_elapsed_ms(hal_event* start_handle, hal_event* end_handle,
                            float* out_ms) {
   return driver_kit::Guard("event_elapsed_ms", [&] {
     std::shared_ptr<Event> start = GetEvent(start_handle);

@@ -50,14 +50,6 @@ class Event {
 
 std::shared_ptr<Event> GetEvent(const hal_event* handle);
 
-hal_status* EventCreate(hal_device* device, uint32_t flags,
-                        hal_event** out_event);
-hal_status* EventDestroy(hal_event* event);
-hal_status* EventRecord(hal_event* event, hal_stream* stream);
-hal_status* EventQuery(hal_event* event, int32_t* out_complete);
-hal_status* EventSynchronize(hal_event* event);
-hal_status* EventElapsedMs(hal_event* start, hal_event* end, float* out_ms);
-
 }  // namespace vulkan
 
 #endif  // HAL_DRIVERS_VULKAN_EVENT_H_

@@ -368,7 +368,7 @@ Region MemoryManager::FindPinned(const void* pointer, uint64_t bytes) const {
 
 namespace vulkan {
 
-hal_status* MemAlloc(hal_device* device, uint64_t bytes, uint64_t alignment,
+hal_status* mem_alloc(hal_device* device, uint64_t bytes, uint64_t alignment,
                      hal_devptr* out_ptr) {
   return driver_kit::Guard("mem_alloc", [&] {
     Device& owner = GetDevice(device);
@@ -377,12 +377,12 @@ hal_status* MemAlloc(hal_device* device, uint64_t bytes, uint64_t alignment,
   });
 }
 
-hal_status* MemFree(hal_device* device, hal_devptr ptr) {
+hal_status* mem_free(hal_device* device, hal_devptr ptr) {
   return driver_kit::Guard("mem_free",
                            [&] { GetDevice(device).memory().Free(ptr); });
 }
 
-hal_status* HostAlloc(hal_device* device, uint64_t bytes, void** out_ptr) {
+hal_status* host_alloc(hal_device* device, uint64_t bytes, void** out_ptr) {
   return driver_kit::Guard("host_alloc", [&] {
     Device& owner = GetDevice(device);
     driver_kit::RequireNonNull(out_ptr, "out_ptr");
@@ -390,7 +390,7 @@ hal_status* HostAlloc(hal_device* device, uint64_t bytes, void** out_ptr) {
   });
 }
 
-hal_status* HostFree(hal_device* device, void* ptr) {
+hal_status* host_free(hal_device* device, void* ptr) {
   return driver_kit::Guard("host_free", [&] {
     Device& owner = GetDevice(device);
     if (ptr != nullptr) owner.memory().FreePinned(ptr);

@@ -108,12 +108,6 @@ class MemoryManager {
   std::map<uintptr_t, std::unique_ptr<Block>> pinned_;  // by host address
 };
 
-hal_status* MemAlloc(hal_device* device, uint64_t bytes, uint64_t alignment,
-                     hal_devptr* out_ptr);
-hal_status* MemFree(hal_device* device, hal_devptr ptr);
-hal_status* HostAlloc(hal_device* device, uint64_t bytes, void** out_ptr);
-hal_status* HostFree(hal_device* device, void* ptr);
-
 }  // namespace vulkan
 
 #endif  // HAL_DRIVERS_VULKAN_MEMORY_H_

@@ -60,14 +60,10 @@ const Kernel& GetKernel(const hal_kernel* handle) {
   if (handle == nullptr) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
   }
-  const auto address = reinterpret_cast<uintptr_t>(handle);
   for (const auto& device : Devices()) {
-    const std::vector<Kernel>& kernels = device->kernels();
-    const auto first = reinterpret_cast<uintptr_t>(kernels.data());
-    const uintptr_t offset = address - first;
-    if (address >= first && offset < kernels.size() * sizeof(Kernel) &&
-        offset % sizeof(Kernel) == 0) {
-      return kernels[offset / sizeof(Kernel)];
+    if (const Kernel* kernel =
+            driver_kit::ElementOfHandle(device->kernels(), handle)) {
+      return *kernel;
     }
   }
   std::lock_guard lock(g_custom_mutex);
@@ -124,7 +120,7 @@ void LaunchCustom(Stream& stream, const Kernel& kernel, const hal_arg* args,
 
 }  // namespace
 
-hal_status* ModuleLoad(hal_device* device_handle, const char* format,
+hal_status* module_load(hal_device* device_handle, const char* format,
                        const void* data, uint64_t size,
                        hal_module** out_module) {
   return driver_kit::Guard("module_load", [&] {
@@ -153,7 +149,7 @@ hal_status* ModuleLoad(hal_device* device_handle, const char* format,
   });
 }
 
-hal_status* ModuleUnload(hal_module* handle) {
+hal_status* module_unload(hal_module* handle) {
   return driver_kit::Guard("module_unload", [&] {
     std::shared_ptr<Module> module = ModuleRegistry().Remove(handle);
     {
@@ -167,7 +163,7 @@ hal_status* ModuleUnload(hal_module* handle) {
   });
 }
 
-hal_status* KernelLookup(hal_device* device_handle, hal_module* module_handle,
+hal_status* kernel_lookup(hal_device* device_handle, hal_module* module_handle,
                          const char* name, hal_kernel** out_kernel) {
   return driver_kit::Guard("kernel_lookup", [&] {
     Device& device = GetDevice(device_handle);
@@ -203,7 +199,7 @@ hal_status* KernelLookup(hal_device* device_handle, hal_module* module_handle,
   });
 }
 
-hal_status* Launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
+hal_status* launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
                          const hal_arg* args, uint32_t num_args) {
   return driver_kit::Guard("launch", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);

@@ -383,7 +383,7 @@ void RegisterDefaultStream(const std::shared_ptr<Stream>& stream) {
   StreamRegistry().Add(stream);
 }
 
-hal_status* StreamCreate(hal_device* device_handle, int32_t priority,
+hal_status* stream_create(hal_device* device_handle, int32_t priority,
                          hal_stream** out_stream) {
   return driver_kit::Guard("stream_create", [&] {
     Device& device = GetDevice(device_handle);
@@ -396,7 +396,7 @@ hal_status* StreamCreate(hal_device* device_handle, int32_t priority,
   });
 }
 
-hal_status* StreamDestroy(hal_stream* handle) {
+hal_status* stream_destroy(hal_stream* handle) {
   return driver_kit::Guard("stream_destroy", [&] {
     std::shared_ptr<Stream> stream = GetStream(handle);
     if (stream == stream->device().default_stream()) {
@@ -407,7 +407,7 @@ hal_status* StreamDestroy(hal_stream* handle) {
   });
 }
 
-hal_status* StreamDefault(hal_device* device_handle, hal_stream** out_stream) {
+hal_status* stream_default(hal_device* device_handle, hal_stream** out_stream) {
   return driver_kit::Guard("stream_default", [&] {
     Device& device = GetDevice(device_handle);
     driver_kit::RequireNonNull(out_stream, "out_stream");
@@ -415,12 +415,12 @@ hal_status* StreamDefault(hal_device* device_handle, hal_stream** out_stream) {
   });
 }
 
-hal_status* StreamSynchronize(hal_stream* handle) {
+hal_status* stream_synchronize(hal_stream* handle) {
   return driver_kit::Guard("stream_synchronize",
                            [&] { GetStream(handle)->Synchronize(); });
 }
 
-hal_status* StreamQuery(hal_stream* handle, int32_t* out_idle) {
+hal_status* stream_query(hal_stream* handle, int32_t* out_idle) {
   return driver_kit::Guard("stream_query", [&] {
     std::shared_ptr<Stream> stream = GetStream(handle);
     driver_kit::RequireNonNull(out_idle, "out_idle");
@@ -428,7 +428,7 @@ hal_status* StreamQuery(hal_stream* handle, int32_t* out_idle) {
   });
 }
 
-hal_status* StreamWaitEvent(hal_stream* stream_handle,
+hal_status* stream_wait_event(hal_stream* stream_handle,
                             hal_event* event_handle) {
   return driver_kit::Guard("stream_wait_event", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);

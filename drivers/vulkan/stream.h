@@ -122,14 +122,6 @@ class Stream {
 std::shared_ptr<Stream> GetStream(const hal_stream* handle);
 void RegisterDefaultStream(const std::shared_ptr<Stream>& stream);
 
-hal_status* StreamCreate(hal_device* device, int32_t priority,
-                         hal_stream** out_stream);
-hal_status* StreamDestroy(hal_stream* stream);
-hal_status* StreamDefault(hal_device* device, hal_stream** out_stream);
-hal_status* StreamSynchronize(hal_stream* stream);
-hal_status* StreamQuery(hal_stream* stream, int32_t* out_idle);
-hal_status* StreamWaitEvent(hal_stream* stream, hal_event* event);
-
 }  // namespace vulkan
 
 #endif  // HAL_DRIVERS_VULKAN_STREAM_H_

@@ -1,11 +1,16 @@
-// Copies and fills.
-#include "transfer.h"
-
+// copy and fill, the stream-ordered transfer entries.
+//
+// Device ranges resolve through the stream's device address map. Pinned host
+// memory (host_alloc) is a mapped VkBuffer, so copies to or from it are
+// recorded as vkCmdCopyBuffer and stay asynchronous. A copy touching
+// pageable host memory drains the stream first, then uses the mapped block
+// (host-visible device memory) or goes through a staging buffer.
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "device.h"
+#include "kit/transfer_checks.h"
 #include "stream.h"
 
 namespace vulkan {
@@ -73,25 +78,16 @@ void CopyPageable(Stream& stream, bool to_device, const Region& device,
 
 }  // namespace
 
-hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
+hal_status* copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
                  uint64_t src, uint64_t bytes) {
   return driver_kit::Guard("copy", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
-    // Read the enum's bytes: a value outside the enum is the caller's error.
-    int32_t raw_kind;
-    std::memcpy(&raw_kind, &kind, sizeof(raw_kind));
-    if (raw_kind < HAL_COPY_HOST_TO_DEVICE ||
-        raw_kind > HAL_COPY_HOST_TO_HOST) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "unknown copy kind {}", raw_kind);
-    }
+    const auto [checked_kind, dst_on_device, src_on_device] =
+        driver_kit::CheckCopyKind(kind);
     if (bytes == 0) {
       return;
     }
     MemoryManager& memory = stream->device().memory();
-    const bool dst_on_device = raw_kind == HAL_COPY_HOST_TO_DEVICE ||
-                               raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
-    const bool src_on_device = raw_kind == HAL_COPY_DEVICE_TO_HOST ||
-                               raw_kind == HAL_COPY_DEVICE_TO_DEVICE;
     Region dst_region{nullptr, 0};
     Region src_region{nullptr, 0};
     if (dst_on_device) {
@@ -106,7 +102,7 @@ hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
       CheckHostRange(src, bytes, "source");
       src_region = memory.FindPinned(reinterpret_cast<void*>(src), bytes);
     }
-    if (raw_kind == HAL_COPY_HOST_TO_HOST) {
+    if (checked_kind == HAL_COPY_HOST_TO_HOST) {
       stream->Drain();
       std::memmove(reinterpret_cast<void*>(dst),
                    reinterpret_cast<const void*>(src), bytes);
@@ -148,21 +144,11 @@ hal_status* Copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
   });
 }
 
-hal_status* Fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
+hal_status* fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
                  uint32_t pattern_bytes, uint64_t bytes) {
   return driver_kit::Guard("fill", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
-    driver_kit::RequireNonNull(pattern, "pattern");
-    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 &&
-        pattern_bytes != 8) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "pattern_bytes is {}, not 1, 2, 4 or 8",
-           pattern_bytes);
-    }
-    if (bytes % pattern_bytes != 0) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
-           "{} bytes is not a multiple of pattern_bytes {}", bytes,
-           pattern_bytes);
-    }
+    driver_kit::CheckFillArguments(pattern, pattern_bytes, bytes);
     if (bytes == 0) {
       return;
     }

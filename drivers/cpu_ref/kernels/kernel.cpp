@@ -30,17 +30,9 @@ const Kernel& GetKernel(const hal_kernel* handle) {
   if (handle == nullptr) {
     Fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
   }
-  // A handle is the address of an element of its device's kernel vector: a
-  // range check per device instead of a scan of every kernel (this runs on
-  // every launch).
-  const auto address = reinterpret_cast<uintptr_t>(handle);
   for (const auto& device : Devices()) {
-    const std::vector<Kernel>& kernels = device->kernels();
-    const auto first = reinterpret_cast<uintptr_t>(kernels.data());
-    const uintptr_t offset = address - first;
-    if (address >= first && offset < kernels.size() * sizeof(Kernel) &&
-        offset % sizeof(Kernel) == 0) {
-      return kernels[offset / sizeof(Kernel)];
+    if (const Kernel* kernel = ElementOfHandle(device->kernels(), handle)) {
+      return *kernel;
     }
   }
   Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a cpu_ref kernel handle",
@@ -83,7 +75,7 @@ std::vector<Kernel> MakeStandardKernels(const Device* device) {
   return kernels;
 }
 
-hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
+hal_status* module_load(hal_device* device, const char* format, const void* data,
                        uint64_t size, hal_module** out_module) {
   return Guard("module_load", [&] {
     GetDevice(device);
@@ -100,7 +92,7 @@ hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
   });
 }
 
-hal_status* ModuleUnload(hal_module* module) {
+hal_status* module_unload(hal_module* module) {
   return Guard("module_unload", [&] {
     RequireNonNull(module, "module");
     Fail(HAL_STATUS_INVALID_ARGUMENT,
@@ -109,7 +101,7 @@ hal_status* ModuleUnload(hal_module* module) {
   });
 }
 
-hal_status* KernelLookup(hal_device* device_handle, hal_module* module,
+hal_status* kernel_lookup(hal_device* device_handle, hal_module* module,
                          const char* name, hal_kernel** out_kernel) {
   return Guard("kernel_lookup", [&] {
     Device& device = GetDevice(device_handle);
@@ -130,7 +122,7 @@ hal_status* KernelLookup(hal_device* device_handle, hal_module* module,
   });
 }
 
-hal_status* Launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
+hal_status* launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
                    const hal_arg* args, uint32_t num_args) {
   return Guard("launch", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);

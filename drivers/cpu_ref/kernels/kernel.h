@@ -45,14 +45,6 @@ KernelList OptimKernels();
 
 std::vector<Kernel> MakeStandardKernels(const Device* device);
 
-hal_status* ModuleLoad(hal_device* device, const char* format, const void* data,
-                       uint64_t size, hal_module** out_module);
-hal_status* ModuleUnload(hal_module* module);
-hal_status* KernelLookup(hal_device* device, hal_module* module,
-                         const char* name, hal_kernel** out_kernel);
-hal_status* Launch(hal_stream* stream, hal_kernel* kernel, const hal_arg* args,
-                   uint32_t num_args);
-
 }  // namespace cpu_ref
 
 #endif  // HAL_DRIVERS_CPU_REF_KERNELS_KERNEL_H_

@@ -4,7 +4,6 @@
 //
 // main() configures two devices with a 64 MiB budget each before the
 // driver is loaded, so cross-device misuse and OUT_OF_MEMORY are testable.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -20,66 +19,22 @@
 
 #include "hal/driver.h"
 #include "hal/standard_kernels.h"
-
-// The host owns statuses; this one just remembers code and message.
-struct hal_status {
-  hal_status_code code;
-  std::string message;
-};
+#include "kit/testing/fake_host.h"
 
 namespace {
 
+using driver_kit::testing::Result;
+using driver_kit::testing::Take;
+
 constexpr uint64_t kBudget = uint64_t{64} << 20;
 
-hal_status* CreateStatus(hal_status_code code, const char* message) {
-  return new hal_status{code, message ? message : ""};
-}
-void LogMessage(hal_log_level, const char*) {}
-
-const hal_host_api kHost = {sizeof(hal_host_api), HAL_ABI_MAJOR, HAL_ABI_MINOR,
-                            CreateStatus, LogMessage};
-
-// Takes ownership of a status; returns its code (OK for NULL).
-struct Result {
-  hal_status_code code = HAL_STATUS_OK;
-  std::string message;
-};
-Result Take(hal_status* status) {
-  if (status == nullptr) {
-    return {};
-  }
-  std::unique_ptr<hal_status> owned(status);
-  return {owned->code, owned->message};
-}
+std::string g_load_error;
 
 const hal_driver_api* LoadDriver() {
-  static const hal_driver_api* api = [] {
-    void* library = dlopen(CPU_REF_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      return static_cast<const hal_driver_api*>(nullptr);
-    }
-    auto get_api = reinterpret_cast<hal_driver_get_api_fn>(
-        dlsym(library, HAL_DRIVER_ENTRY_POINT));
-    const hal_driver_api* table = get_api ? get_api(HAL_ABI_MAJOR) : nullptr;
-    if (table != nullptr &&
-        Take(table->initialize(&kHost)).code != HAL_STATUS_OK) {
-      return static_cast<const hal_driver_api*>(nullptr);
-    }
-    return table;
-  }();
+  static const hal_driver_api* api =
+      driver_kit::testing::LoadDriver(CPU_REF_DRIVER_PATH, &g_load_error);
   return api;
 }
-
-#define EXPECT_OK(expr)                                        \
-  do {                                                         \
-    Result result_ = Take(expr);                               \
-    EXPECT_EQ(result_.code, HAL_STATUS_OK) << result_.message; \
-  } while (0)
-#define ASSERT_OK(expr)                                        \
-  do {                                                         \
-    Result result_ = Take(expr);                               \
-    ASSERT_EQ(result_.code, HAL_STATUS_OK) << result_.message; \
-  } while (0)
 
 hal_tensor Tensor(hal_devptr data, hal_dtype dtype, std::vector<int64_t> sizes,
                   std::vector<int64_t> strides) {
@@ -117,27 +72,27 @@ class CpuRefTest : public ::testing::Test {
   void SetUp() override {
     api_ = LoadDriver();
     ASSERT_NE(api_, nullptr)
-        << "cannot load " << CPU_REF_DRIVER_PATH << ": " << dlerror();
-    ASSERT_OK(api_->device_open(0, &device_));
-    ASSERT_OK(api_->device_open(1, &device1_));
-    ASSERT_OK(api_->stream_default(device_, &stream_));
+        << "cannot load " << CPU_REF_DRIVER_PATH << ": " << g_load_error;
+    ASSERT_HAL_OK(api_->device_open(0, &device_));
+    ASSERT_HAL_OK(api_->device_open(1, &device1_));
+    ASSERT_HAL_OK(api_->stream_default(device_, &stream_));
   }
   void TearDown() override {
     for (hal_devptr p : allocations_) {
-      EXPECT_OK(api_->mem_free(device_, p));
+      EXPECT_HAL_OK(api_->mem_free(device_, p));
     }
   }
 
   hal_devptr Alloc(uint64_t bytes) {
     hal_devptr p = HAL_DEVPTR_NULL;
-    EXPECT_OK(api_->mem_alloc(device_, bytes, 0, &p));
+    EXPECT_HAL_OK(api_->mem_alloc(device_, bytes, 0, &p));
     allocations_.push_back(p);
     return p;
   }
   template <typename T>
   hal_devptr Upload(const std::vector<T>& values) {
     hal_devptr p = Alloc(values.size() * sizeof(T));
-    EXPECT_OK(api_->copy(stream_, HAL_COPY_HOST_TO_DEVICE, p,
+    EXPECT_HAL_OK(api_->copy(stream_, HAL_COPY_HOST_TO_DEVICE, p,
                          reinterpret_cast<uint64_t>(values.data()),
                          values.size() * sizeof(T)));
     return p;
@@ -145,14 +100,14 @@ class CpuRefTest : public ::testing::Test {
   template <typename T>
   std::vector<T> Download(hal_devptr p, size_t count) {
     std::vector<T> values(count);
-    EXPECT_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
+    EXPECT_HAL_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
                          reinterpret_cast<uint64_t>(values.data()), p,
                          count * sizeof(T)));
     return values;
   }
   hal_kernel* Kernel(const char* name) {
     hal_kernel* kernel = nullptr;
-    EXPECT_OK(api_->kernel_lookup(device_, nullptr, name, &kernel));
+    EXPECT_HAL_OK(api_->kernel_lookup(device_, nullptr, name, &kernel));
     return kernel;
   }
   Result Launch(const char* name, std::vector<hal_arg> args) {
@@ -167,13 +122,22 @@ class CpuRefTest : public ::testing::Test {
   std::vector<hal_devptr> allocations_;
 };
 
+// The reference implements every entry of the ABI, new ones included (the
+// other drivers may leave an entry unsupported). An entry left NULL, or
+// defined with another signature (kit/driver_table.h), shows up here by
+// name.
+TEST_F(CpuRefTest, ImplementsEveryEntry) {
+  EXPECT_EQ(driver_kit::testing::MissingEntries(*api_),
+            std::vector<std::string>{});
+}
+
 TEST_F(CpuRefTest, PropertiesHonourStructSize) {
   int32_t count = 0;
-  ASSERT_OK(api_->device_count(&count));
+  ASSERT_HAL_OK(api_->device_count(&count));
   EXPECT_EQ(count, 2);
   hal_device_properties props{};
   props.struct_size = sizeof(props);
-  ASSERT_OK(api_->device_properties(device_, &props));
+  ASSERT_HAL_OK(api_->device_properties(device_, &props));
   EXPECT_STREQ(props.name, "cpu_ref");
   EXPECT_EQ(props.total_memory, kBudget);
   EXPECT_EQ(props.dtypes, (1u << HAL_DTYPE_COUNT) - 1);
@@ -185,7 +149,7 @@ TEST_F(CpuRefTest, PropertiesHonourStructSize) {
   hal_device_properties old{};
   std::memset(&old, 0x5a, sizeof(old));
   old.struct_size = offsetof(hal_device_properties, vendor);  // name only
-  ASSERT_OK(api_->device_properties(device_, &old));
+  ASSERT_HAL_OK(api_->device_properties(device_, &old));
   EXPECT_STREQ(old.name, "cpu_ref");
   EXPECT_EQ(static_cast<unsigned char>(old.vendor[0]), 0x5a);
   EXPECT_EQ(old.total_memory, 0x5a5a5a5a5a5a5a5aull);
@@ -193,25 +157,25 @@ TEST_F(CpuRefTest, PropertiesHonourStructSize) {
 
 TEST_F(CpuRefTest, AllocationRulesAndOutOfMemory) {
   hal_devptr p = 1;
-  ASSERT_OK(api_->mem_alloc(device_, 0, 0, &p));
+  ASSERT_HAL_OK(api_->mem_alloc(device_, 0, 0, &p));
   EXPECT_EQ(p, HAL_DEVPTR_NULL);
   EXPECT_EQ(Take(api_->mem_alloc(device_, 16, 3, &p)).code,
             HAL_STATUS_INVALID_ARGUMENT);
-  ASSERT_OK(api_->mem_alloc(device_, 10, 4096, &p));
+  ASSERT_HAL_OK(api_->mem_alloc(device_, 10, 4096, &p));
   EXPECT_EQ(p % 4096, 0u);
   EXPECT_EQ(Take(api_->mem_free(device_, p + 1)).code,
             HAL_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(api_->mem_free(device1_, p)).code,
             HAL_STATUS_INVALID_ARGUMENT);
-  ASSERT_OK(api_->mem_free(device_, p));
+  ASSERT_HAL_OK(api_->mem_free(device_, p));
   EXPECT_EQ(Take(api_->mem_free(device_, p)).code, HAL_STATUS_INVALID_ARGUMENT);
-  EXPECT_OK(api_->mem_free(device_, HAL_DEVPTR_NULL));
+  EXPECT_HAL_OK(api_->mem_free(device_, HAL_DEVPTR_NULL));
 
   EXPECT_EQ(Take(api_->mem_alloc(device_, kBudget + 1, 0, &p)).code,
             HAL_STATUS_INVALID_ARGUMENT);
   hal_devptr big = Alloc(kBudget / 2 + 1);
   uint64_t free_bytes = 0, total = 0;
-  ASSERT_OK(api_->memory_info(device_, &free_bytes, &total));
+  ASSERT_HAL_OK(api_->memory_info(device_, &free_bytes, &total));
   EXPECT_EQ(total, kBudget);
   EXPECT_EQ(free_bytes, kBudget - (kBudget / 2 + 1));
   Result oom = Take(api_->mem_alloc(device_, kBudget / 2, 0, &p));
@@ -224,7 +188,7 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
   std::iota(host.begin(), host.end(), 0);
   hal_devptr a = Upload(host);
   // Overlapping device-to-device copy behaves like memmove.
-  ASSERT_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_DEVICE, a + 4, a,
+  ASSERT_HAL_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_DEVICE, a + 4, a,
                        60 * sizeof(int32_t)));
   std::vector<int32_t> back = Download<int32_t>(a, 64);
   // a + 4 bytes is one element further: a[1..60] = old a[0..59].
@@ -233,7 +197,7 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
   }
 
   std::vector<int32_t> other(64, -1);
-  ASSERT_OK(api_->copy(stream_, HAL_COPY_HOST_TO_HOST,
+  ASSERT_HAL_OK(api_->copy(stream_, HAL_COPY_HOST_TO_HOST,
                        reinterpret_cast<uint64_t>(other.data()),
                        reinterpret_cast<uint64_t>(host.data()), 256));
   EXPECT_EQ(other, host);
@@ -259,27 +223,27 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
       HAL_STATUS_INVALID_ARGUMENT);
   // Memory of device 1 through a stream of device 0.
   hal_devptr foreign = HAL_DEVPTR_NULL;
-  ASSERT_OK(api_->mem_alloc(device1_, 256, 0, &foreign));
+  ASSERT_HAL_OK(api_->mem_alloc(device1_, 256, 0, &foreign));
   EXPECT_EQ(Take(api_->copy(stream_, HAL_COPY_HOST_TO_DEVICE, foreign,
                             reinterpret_cast<uint64_t>(host.data()), 256))
                 .code,
             HAL_STATUS_INVALID_ARGUMENT);
-  ASSERT_OK(api_->mem_free(device1_, foreign));
+  ASSERT_HAL_OK(api_->mem_free(device1_, foreign));
 
   // Pinned memory: asynchronous, visible after synchronize.
   void* pinned = nullptr;
-  ASSERT_OK(api_->host_alloc(device_, 256, &pinned));
-  ASSERT_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
+  ASSERT_HAL_OK(api_->host_alloc(device_, 256, &pinned));
+  ASSERT_HAL_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
                        reinterpret_cast<uint64_t>(pinned), a, 256));
-  ASSERT_OK(api_->stream_synchronize(stream_));
+  ASSERT_HAL_OK(api_->stream_synchronize(stream_));
   EXPECT_EQ(std::memcmp(pinned, back.data(), 256), 0);
-  ASSERT_OK(api_->host_free(device_, pinned));
+  ASSERT_HAL_OK(api_->host_free(device_, pinned));
   EXPECT_EQ(Take(api_->host_free(device_, pinned)).code,
             HAL_STATUS_INVALID_ARGUMENT);
 
   // Transfer fill with a 2-byte pattern.
   const uint16_t pattern = 0xBEEF;
-  ASSERT_OK(api_->fill(stream_, a, &pattern, 2, 8));
+  ASSERT_HAL_OK(api_->fill(stream_, a, &pattern, 2, 8));
   EXPECT_EQ(Take(api_->fill(stream_, a, &pattern, 3, 9)).code,
             HAL_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(api_->fill(stream_, a + 250, &pattern, 2, 8)).code,
@@ -295,17 +259,17 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
   hal_devptr dst = Alloc(kCount * sizeof(float));
   hal_stream* producer = nullptr;
   hal_stream* consumer = nullptr;
-  ASSERT_OK(api_->stream_create(device_, 0, &producer));
-  ASSERT_OK(api_->stream_create(device_, -1, &consumer));
+  ASSERT_HAL_OK(api_->stream_create(device_, 0, &producer));
+  ASSERT_HAL_OK(api_->stream_create(device_, -1, &consumer));
   EXPECT_EQ(Take(api_->stream_create(device_, 5, &consumer)).code,
             HAL_STATUS_INVALID_ARGUMENT);
   hal_event* done = nullptr;
   hal_event* start = nullptr;
-  ASSERT_OK(api_->event_create(device_, HAL_EVENT_TIMING, &done));
-  ASSERT_OK(api_->event_create(device_, HAL_EVENT_TIMING, &start));
+  ASSERT_HAL_OK(api_->event_create(device_, HAL_EVENT_TIMING, &done));
+  ASSERT_HAL_OK(api_->event_create(device_, HAL_EVENT_TIMING, &start));
 
   int32_t flag = 0;
-  ASSERT_OK(api_->event_query(done, &flag));  // never recorded: complete
+  ASSERT_HAL_OK(api_->event_query(done, &flag));  // never recorded: complete
   EXPECT_EQ(flag, 1);
   float ms = 0;
   EXPECT_EQ(Take(api_->event_elapsed_ms(start, done, &ms)).code,
@@ -313,23 +277,23 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
 
   hal_tensor t = Tensor(src, HAL_DTYPE_F32, {int64_t{kCount}}, {1});
   hal_arg fill_args[] = {TensorArg(t), F64Arg(2.5)};
-  ASSERT_OK(api_->event_record(start, producer));
+  ASSERT_HAL_OK(api_->event_record(start, producer));
   for (int i = 0; i < 8; ++i) {
-    ASSERT_OK(api_->launch(producer, Kernel(HAL_KERNEL_FILL), fill_args, 2));
+    ASSERT_HAL_OK(api_->launch(producer, Kernel(HAL_KERNEL_FILL), fill_args, 2));
   }
-  ASSERT_OK(api_->event_record(done, producer));
-  ASSERT_OK(api_->stream_wait_event(consumer, done));
-  ASSERT_OK(
+  ASSERT_HAL_OK(api_->event_record(done, producer));
+  ASSERT_HAL_OK(api_->stream_wait_event(consumer, done));
+  ASSERT_HAL_OK(
       api_->copy(consumer, HAL_COPY_DEVICE_TO_DEVICE, dst, src, kCount * 4));
   // Destroying the producer drains it; the consumer's wait still resolves.
-  ASSERT_OK(api_->stream_destroy(producer));
-  ASSERT_OK(api_->stream_synchronize(consumer));
-  ASSERT_OK(api_->event_synchronize(done));
-  ASSERT_OK(api_->event_query(done, &flag));
+  ASSERT_HAL_OK(api_->stream_destroy(producer));
+  ASSERT_HAL_OK(api_->stream_synchronize(consumer));
+  ASSERT_HAL_OK(api_->event_synchronize(done));
+  ASSERT_HAL_OK(api_->event_query(done, &flag));
   EXPECT_EQ(flag, 1);
-  ASSERT_OK(api_->stream_query(consumer, &flag));
+  ASSERT_HAL_OK(api_->stream_query(consumer, &flag));
   EXPECT_EQ(flag, 1);
-  ASSERT_OK(api_->event_elapsed_ms(start, done, &ms));
+  ASSERT_HAL_OK(api_->event_elapsed_ms(start, done, &ms));
   EXPECT_GE(ms, 0.0f);
   std::vector<float> result = Download<float>(dst, kCount);
   for (size_t i = 0; i < kCount; i += 4099) {
@@ -339,9 +303,9 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
   // Cross-device and plain-event misuse.
   hal_event* plain = nullptr;
   hal_event* foreign = nullptr;
-  ASSERT_OK(api_->event_create(device_, HAL_EVENT_DEFAULT, &plain));
-  ASSERT_OK(api_->event_create(device1_, HAL_EVENT_DEFAULT, &foreign));
-  ASSERT_OK(api_->event_record(plain, consumer));
+  ASSERT_HAL_OK(api_->event_create(device_, HAL_EVENT_DEFAULT, &plain));
+  ASSERT_HAL_OK(api_->event_create(device1_, HAL_EVENT_DEFAULT, &foreign));
+  ASSERT_HAL_OK(api_->event_record(plain, consumer));
   EXPECT_EQ(Take(api_->event_elapsed_ms(plain, done, &ms)).code,
             HAL_STATUS_UNSUPPORTED);
   EXPECT_EQ(Take(api_->stream_wait_event(consumer, foreign)).code,
@@ -349,10 +313,10 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
   EXPECT_EQ(Take(api_->event_record(foreign, consumer)).code,
             HAL_STATUS_INVALID_ARGUMENT);
   for (hal_event* e : {plain, foreign, done, start}) {
-    ASSERT_OK(api_->event_destroy(e));
+    ASSERT_HAL_OK(api_->event_destroy(e));
   }
   EXPECT_EQ(Take(api_->event_destroy(done)).code, HAL_STATUS_INVALID_ARGUMENT);
-  ASSERT_OK(api_->stream_destroy(consumer));
+  ASSERT_HAL_OK(api_->stream_destroy(consumer));
 }
 
 // More operations than the stream's ring has slots queue up behind a stream
@@ -366,42 +330,42 @@ TEST_F(CpuRefTest, QueueLongerThanTheOperationRingRunsInOrder) {
   hal_devptr last = Alloc(sizeof(int64_t));
   hal_stream* slow = nullptr;
   hal_stream* queued = nullptr;
-  ASSERT_OK(api_->stream_create(device_, 0, &slow));
-  ASSERT_OK(api_->stream_create(device_, 0, &queued));
+  ASSERT_HAL_OK(api_->stream_create(device_, 0, &slow));
+  ASSERT_HAL_OK(api_->stream_create(device_, 0, &queued));
   hal_event* slow_done = nullptr;
-  ASSERT_OK(api_->event_create(device_, HAL_EVENT_DEFAULT, &slow_done));
+  ASSERT_HAL_OK(api_->event_create(device_, HAL_EVENT_DEFAULT, &slow_done));
   hal_tensor big = Tensor(blocker, HAL_DTYPE_F32, {kBlockerCount}, {1});
   hal_arg big_fill[] = {TensorArg(big), F64Arg(1.0)};
   for (int i = 0; i < 4; ++i) {
-    ASSERT_OK(api_->launch(slow, Kernel(HAL_KERNEL_FILL), big_fill, 2));
+    ASSERT_HAL_OK(api_->launch(slow, Kernel(HAL_KERNEL_FILL), big_fill, 2));
   }
-  ASSERT_OK(api_->event_record(slow_done, slow));
-  ASSERT_OK(api_->stream_wait_event(queued, slow_done));
+  ASSERT_HAL_OK(api_->event_record(slow_done, slow));
+  ASSERT_HAL_OK(api_->stream_wait_event(queued, slow_done));
   for (int i = 0; i < kQueued; ++i) {
     hal_tensor slot =
         Tensor(slots + i * sizeof(int64_t), HAL_DTYPE_I64, {1}, {1});
     hal_tensor tail = Tensor(last, HAL_DTYPE_I64, {1}, {1});
     hal_arg slot_fill[] = {TensorArg(slot), I64Arg(i)};
     hal_arg tail_fill[] = {TensorArg(tail), I64Arg(i)};
-    ASSERT_OK(api_->launch(queued, Kernel(HAL_KERNEL_FILL), slot_fill, 2));
-    ASSERT_OK(api_->launch(queued, Kernel(HAL_KERNEL_FILL), tail_fill, 2));
+    ASSERT_HAL_OK(api_->launch(queued, Kernel(HAL_KERNEL_FILL), slot_fill, 2));
+    ASSERT_HAL_OK(api_->launch(queued, Kernel(HAL_KERNEL_FILL), tail_fill, 2));
   }
-  ASSERT_OK(api_->stream_synchronize(queued));
+  ASSERT_HAL_OK(api_->stream_synchronize(queued));
   std::vector<int64_t> values(kQueued);
   int64_t tail_value = -1;
-  ASSERT_OK(api_->copy(queued, HAL_COPY_DEVICE_TO_HOST,
+  ASSERT_HAL_OK(api_->copy(queued, HAL_COPY_DEVICE_TO_HOST,
                        reinterpret_cast<uint64_t>(values.data()), slots,
                        kQueued * sizeof(int64_t)));
-  ASSERT_OK(api_->copy(queued, HAL_COPY_DEVICE_TO_HOST,
+  ASSERT_HAL_OK(api_->copy(queued, HAL_COPY_DEVICE_TO_HOST,
                        reinterpret_cast<uint64_t>(&tail_value), last,
                        sizeof(int64_t)));
   for (int i = 0; i < kQueued; ++i) {
     ASSERT_EQ(values[i], i) << i;
   }
   EXPECT_EQ(tail_value, kQueued - 1);  // the fills ran in enqueue order
-  ASSERT_OK(api_->event_destroy(slow_done));
-  ASSERT_OK(api_->stream_destroy(queued));
-  ASSERT_OK(api_->stream_destroy(slow));
+  ASSERT_HAL_OK(api_->event_destroy(slow_done));
+  ASSERT_HAL_OK(api_->stream_destroy(queued));
+  ASSERT_HAL_OK(api_->stream_destroy(slow));
 }
 
 // A small operation on an idle stream runs on the launching thread
@@ -416,12 +380,12 @@ TEST_F(CpuRefTest, SmallLaunchesRunInlineOnlyOnAnIdleStream) {
   hal_devptr big = Alloc(kBigCount * sizeof(float));
   hal_devptr first = Alloc(sizeof(float));
   hal_stream* stream = nullptr;
-  ASSERT_OK(api_->stream_create(device_, 0, &stream));
+  ASSERT_HAL_OK(api_->stream_create(device_, 0, &stream));
   hal_arg small_fill[] = {TensorArg(Tensor(first, HAL_DTYPE_F32, {1}, {1})),
                           F64Arg(3.0)};
-  ASSERT_OK(api_->launch(stream, Kernel(HAL_KERNEL_FILL), small_fill, 2));
+  ASSERT_HAL_OK(api_->launch(stream, Kernel(HAL_KERNEL_FILL), small_fill, 2));
   int32_t idle = 0;
-  ASSERT_OK(api_->stream_query(stream, &idle));
+  ASSERT_HAL_OK(api_->stream_query(stream, &idle));
   EXPECT_EQ(idle, 1) << "a small launch on an idle stream ran inline";
 
   // A big fill goes to the worker; the small copy of its first element
@@ -430,17 +394,17 @@ TEST_F(CpuRefTest, SmallLaunchesRunInlineOnlyOnAnIdleStream) {
                         F64Arg(5.0)};
   hal_arg copy_first[] = {TensorArg(Tensor(first, HAL_DTYPE_F32, {1}, {1})),
                           TensorArg(Tensor(big, HAL_DTYPE_F32, {1}, {1}))};
-  ASSERT_OK(api_->launch(stream, Kernel(HAL_KERNEL_FILL), big_fill, 2));
-  ASSERT_OK(api_->launch(stream, Kernel(HAL_KERNEL_COPY), copy_first, 2));
-  ASSERT_OK(api_->stream_synchronize(stream));
+  ASSERT_HAL_OK(api_->launch(stream, Kernel(HAL_KERNEL_FILL), big_fill, 2));
+  ASSERT_HAL_OK(api_->launch(stream, Kernel(HAL_KERNEL_COPY), copy_first, 2));
+  ASSERT_HAL_OK(api_->stream_synchronize(stream));
   EXPECT_EQ(Download<float>(first, 1), std::vector<float>{5.0f});
-  ASSERT_OK(api_->stream_destroy(stream));
+  ASSERT_HAL_OK(api_->stream_destroy(stream));
 }
 
 TEST_F(CpuRefTest, HandlesAreValidated) {
   hal_stream* stream = nullptr;
-  ASSERT_OK(api_->stream_create(device_, 0, &stream));
-  ASSERT_OK(api_->stream_destroy(stream));
+  ASSERT_HAL_OK(api_->stream_create(device_, 0, &stream));
+  ASSERT_HAL_OK(api_->stream_destroy(stream));
   EXPECT_EQ(Take(api_->stream_synchronize(stream)).code,
             HAL_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(api_->stream_destroy(stream_)).code,
@@ -744,14 +708,14 @@ TEST_F(CpuRefTest, LaunchRejectsBadArgumentsWithoutEnqueueing) {
 
   // A kernel of device 1 on a stream of device 0.
   hal_kernel* foreign = nullptr;
-  ASSERT_OK(api_->kernel_lookup(device1_, nullptr, HAL_KERNEL_FILL, &foreign));
+  ASSERT_HAL_OK(api_->kernel_lookup(device1_, nullptr, HAL_KERNEL_FILL, &foreign));
   hal_arg args[] = {good, F64Arg(1)};
   EXPECT_EQ(Take(api_->launch(stream_, foreign, args, 2)).code,
             HAL_STATUS_INVALID_ARGUMENT);
   // None of the rejected launches ran: the memory still holds what fill wrote
   // last.
   const float one = 1.0f;
-  ASSERT_OK(api_->fill(stream_, p, &one, 4, 64));
+  ASSERT_HAL_OK(api_->fill(stream_, p, &one, 4, 64));
   ASSERT_EQ(code(HAL_KERNEL_FILL, {good, F64Arg(3)}), HAL_STATUS_OK);
   EXPECT_EQ(Download<float>(p, 5), (std::vector<float>{3, 3, 3, 3, 1}));
 }
@@ -808,8 +772,8 @@ TEST_F(CpuRefTest, TinyLaunchRoundTripLatency) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < kIterations; ++i) {
     hal_arg args[] = {TensorArg(Tensor(p, HAL_DTYPE_I64, {}, {})), I64Arg(i)};
-    ASSERT_OK(api_->launch(stream_, fill, args, 2));
-    ASSERT_OK(api_->stream_synchronize(stream_));
+    ASSERT_HAL_OK(api_->launch(stream_, fill, args, 2));
+    ASSERT_HAL_OK(api_->stream_synchronize(stream_));
   }
   const std::chrono::duration<double, std::micro> elapsed =
       std::chrono::steady_clock::now() - start;

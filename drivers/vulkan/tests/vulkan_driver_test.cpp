@@ -3,13 +3,11 @@
 // custom SPIR-V modules (module.h's launch convention), and standard kernels
 // over lines longer than lavapipe's loop limit (shaders/common.glsl), which
 // the suite's small shapes never reach.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
@@ -22,44 +20,21 @@
 #include <vector>
 
 #include "hal/driver.h"
-
-// The host owns statuses; this one just remembers code and message.
-struct hal_status {
-  hal_status_code code;
-  std::string message;
-};
+#include "kit/testing/fake_host.h"
 
 namespace {
 
-hal_status* CreateStatus(hal_status_code code, const char* message) {
-  return new hal_status{code, message ? message : ""};
-}
-// Warnings and errors (validation-layer messages among them) reach stderr.
-void LogMessage(hal_log_level level, const char* message) {
-  if (level >= HAL_LOG_WARN) std::fprintf(stderr, "driver: %s\n", message);
-}
-
-const hal_host_api kHost = {sizeof(hal_host_api), HAL_ABI_MAJOR, HAL_ABI_MINOR,
-                            CreateStatus, LogMessage};
-
 hal_status_code Take(hal_status* status, std::string* message = nullptr) {
-  if (status == nullptr) return HAL_STATUS_OK;
-  std::unique_ptr<hal_status> owned(status);
-  if (message != nullptr) *message = owned->message;
-  return owned->code;
+  driver_kit::testing::Result result = driver_kit::testing::Take(status);
+  if (message != nullptr) *message = std::move(result.message);
+  return result.code;
 }
+
+std::string g_load_error;
 
 const hal_driver_api* LoadDriver() {
-  static const hal_driver_api* api = []() -> const hal_driver_api* {
-    void* library = dlopen(VULKAN_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) return nullptr;
-    auto get_api = reinterpret_cast<hal_driver_get_api_fn>(
-        dlsym(library, HAL_DRIVER_ENTRY_POINT));
-    const hal_driver_api* table = get_api ? get_api(HAL_ABI_MAJOR) : nullptr;
-    if (table != nullptr && Take(table->initialize(&kHost)) != HAL_STATUS_OK)
-      return nullptr;
-    return table;
-  }();
+  static const hal_driver_api* api =
+      driver_kit::testing::LoadDriver(VULKAN_DRIVER_PATH, &g_load_error);
   return api;
 }
 
@@ -83,7 +58,8 @@ class VulkanDriver : public ::testing::Test {
  protected:
   void SetUp() override {
     api_ = LoadDriver();
-    ASSERT_NE(api_, nullptr) << "cannot load " << VULKAN_DRIVER_PATH;
+    ASSERT_NE(api_, nullptr)
+        << "cannot load " << VULKAN_DRIVER_PATH << ": " << g_load_error;
     int32_t count = 0;
     ASSERT_EQ(Take(api_->device_count(&count)), HAL_STATUS_OK);
     if (count == 0)

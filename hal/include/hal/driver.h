@@ -324,6 +324,54 @@ typedef struct hal_driver_api {
                         const hal_arg* args, uint32_t num_args);
 } hal_driver_api;
 
+/* Every entry of hal_driver_api, in table order: X(field) per entry. Code
+ * that treats all entries alike (the validation layer's interposition, the
+ * drivers' table helper, the tests that check a driver implements them)
+ * expands this list rather than spelling the entries out, so a new entry is
+ * added to the struct above and here, and nowhere else. */
+#define HAL_DRIVER_API_ENTRIES(X) \
+  X(initialize)                   \
+  X(device_count)                 \
+  X(device_open)                  \
+  X(device_properties)            \
+  X(memory_info)                  \
+  X(mem_alloc)                    \
+  X(mem_free)                     \
+  X(host_alloc)                   \
+  X(host_free)                    \
+  X(stream_create)                \
+  X(stream_destroy)               \
+  X(stream_default)               \
+  X(stream_synchronize)           \
+  X(stream_query)                 \
+  X(stream_wait_event)            \
+  X(event_create)                 \
+  X(event_destroy)                \
+  X(event_record)                 \
+  X(event_query)                  \
+  X(event_synchronize)            \
+  X(event_elapsed_ms)             \
+  X(copy)                         \
+  X(fill)                         \
+  X(module_load)                  \
+  X(module_unload)                \
+  X(kernel_lookup)                \
+  X(launch)
+
+/* The list names every field after `initialize`'s header fields, no more. */
+#define HAL_DRIVER_API_COUNT_ONE_(field) +1
+#ifdef __cplusplus
+static_assert
+#else
+_Static_assert
+#endif
+    (offsetof(hal_driver_api, initialize) +
+             (0 HAL_DRIVER_API_ENTRIES(HAL_DRIVER_API_COUNT_ONE_)) *
+                 sizeof(hal_status * (*)(void)) ==
+         sizeof(hal_driver_api),
+     "HAL_DRIVER_API_ENTRIES and hal_driver_api disagree");
+#undef HAL_DRIVER_API_COUNT_ONE_
+
 /* The one symbol a driver exports. `host_abi_major` is the core's
  * HAL_ABI_MAJOR; a driver may serve an older table for an older core, or
  * return its own and let the loader refuse it. NULL means "cannot serve". */

@@ -352,6 +352,13 @@ extern "C" {
     out << "#define HAL_KERNEL_" << upper(kernel.name) << " "
         << quoted(kernel.name) << "\n";
   }
+  out << "\n/* Every kernel's name macro, in table order: X(HAL_KERNEL_<NAME>) each,\n"
+         " * for code that checks or lists names at compile time. */\n"
+         "#define HAL_STANDARD_KERNELS(X)";
+  for (const Kernel& kernel : kernels) {
+    out << " \\\n  X(HAL_KERNEL_" << upper(kernel.name) << ")";
+  }
+  out << "\n";
   out << R"(
 /* Which hal_arg kinds an argument accepts (bits of 1 << hal_arg_kind). */
 #define HAL_KERNEL_ACCEPTS(kind) (1u << (uint32_t)(kind))

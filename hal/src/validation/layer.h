@@ -1,5 +1,5 @@
 // validation::Layer: the validation layer of one driver library
-// (HAL_VALIDATION=1 or 2, DESIGN §4).
+// (HAL_VALIDATION=1 or 2, docs/architecture.md §4).
 //
 // The loader puts a table of checking entries in front of the driver's own
 // (validation::wrap in table.cpp); each entry calls the Layer method of the
@@ -46,7 +46,9 @@ class Layer {
   // What the caller still holds, and what the driver still counts as used.
   std::vector<Leak> leaks();
 
-  // One method per table entry, same arguments.
+  // One method per table entry it checks, with the entry's name and
+  // arguments (table.cpp routes each entry to the method of its name; an
+  // entry without one goes to the driver unchecked).
   hal_status* initialize(const hal_host_api* host);
   hal_status* device_count(int32_t* out_count);
   hal_status* device_open(int32_t ordinal, hal_device** out_device);

@@ -57,43 +57,36 @@ struct Thunk<Slot, Method> {
   }
 };
 
-// The driver's table with each non-NULL entry replaced by the slot's
-// thunk; a NULL entry stays NULL (the core reports it UNSUPPORTED).
+// The layer's method for table entry `entry`, or nullptr for an entry the
+// layer has no check for (one added to the ABI after it): such an entry goes
+// straight to the driver.
+#define HAL_LAYER_METHOD(entry)                                \
+  template <typename L>                                        \
+  constexpr auto layer_method_##entry() {                      \
+    if constexpr (requires { &L::entry; }) {                   \
+      return &L::entry;                                        \
+    } else {                                                   \
+      return nullptr;                                          \
+    }                                                          \
+  }
+HAL_DRIVER_API_ENTRIES(HAL_LAYER_METHOD)
+#undef HAL_LAYER_METHOD
+
+// The driver's table with each non-NULL entry the layer checks replaced by
+// the slot's thunk; a NULL entry stays NULL (the core reports it
+// UNSUPPORTED).
 template <size_t Slot>
 hal_driver_api make_table(const hal_driver_api& driver) {
   hal_driver_api table = driver;
   auto route = [&driver, &table ]<auto Entry, auto Method>() {
-    if (driver.*Entry != nullptr) table.*Entry = &Thunk<Slot, Method>::call;
+    if constexpr (Method != nullptr) {
+      if (driver.*Entry != nullptr) table.*Entry = &Thunk<Slot, Method>::call;
+    }
   };
-#define HAL_ROUTE(entry) \
-  route.template operator()<&hal_driver_api::entry, &Layer::entry>()
-  HAL_ROUTE(initialize);
-  HAL_ROUTE(device_count);
-  HAL_ROUTE(device_open);
-  HAL_ROUTE(device_properties);
-  HAL_ROUTE(memory_info);
-  HAL_ROUTE(mem_alloc);
-  HAL_ROUTE(mem_free);
-  HAL_ROUTE(host_alloc);
-  HAL_ROUTE(host_free);
-  HAL_ROUTE(stream_create);
-  HAL_ROUTE(stream_destroy);
-  HAL_ROUTE(stream_default);
-  HAL_ROUTE(stream_synchronize);
-  HAL_ROUTE(stream_query);
-  HAL_ROUTE(stream_wait_event);
-  HAL_ROUTE(event_create);
-  HAL_ROUTE(event_destroy);
-  HAL_ROUTE(event_record);
-  HAL_ROUTE(event_query);
-  HAL_ROUTE(event_synchronize);
-  HAL_ROUTE(event_elapsed_ms);
-  HAL_ROUTE(copy);
-  HAL_ROUTE(fill);
-  HAL_ROUTE(module_load);
-  HAL_ROUTE(module_unload);
-  HAL_ROUTE(kernel_lookup);
-  HAL_ROUTE(launch);
+#define HAL_ROUTE(entry)                                   \
+  route.template operator()<&hal_driver_api::entry,        \
+                            layer_method_##entry<Layer>()>();
+  HAL_DRIVER_API_ENTRIES(HAL_ROUTE)
 #undef HAL_ROUTE
   return table;
 }

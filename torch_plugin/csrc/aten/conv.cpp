@@ -79,7 +79,7 @@ void launch_conv2d(const at::Tensor& out, const at::Tensor& input, const at::Ten
 
 // The two backward kernels share their argument list: the gradient computed,
 // grad_output, the other operand of the convolution, the parameters.
-void launch_conv_backward(const char* kernel, const at::Tensor& grad,
+void launch_conv_backward(KernelName kernel, const at::Tensor& grad,
                           const at::Tensor& grad_output,
                           const at::Tensor& operand, const Conv2dParams& p) {
   launch(grad, kernel,

@@ -71,7 +71,7 @@ at::Scalar scalar_for(const at::Scalar& s, at::ScalarType dtype) {
 // broadcasting makes no views (broadcast_tensor_arg).
 class Elementwise {
  public:
-  Elementwise(std::string_view op, std::string_view kernel, Result rule,
+  Elementwise(std::string_view op, KernelName kernel, Result rule,
               std::initializer_list<Input> inputs,
               std::initializer_list<hal_arg> extras = {},
               at::ArrayRef<at::Scalar> promote_with = {})
@@ -172,7 +172,7 @@ class Elementwise {
   static constexpr size_t kMaxInputs = 3;  // where, addcmul, lerp
   static constexpr size_t kMaxExtras = 3;
 
-  std::string_view kernel_;
+  KernelName kernel_;
   c10::SmallVector<Input, kMaxInputs> inputs_;
   c10::SmallVector<hal_arg, kMaxExtras> extras_;
   at::Tensor device_;
@@ -188,7 +188,7 @@ at::Tensor wrap(const at::Scalar& s) {
 // ---- unary ops: out = f(self)
 
 struct UnaryOp {
-  std::string_view kernel;
+  KernelName kernel;
   Result result;
 };
 
@@ -256,7 +256,7 @@ at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate,
 // false everywhere on integers and bool.
 
 struct FloatClassOp {
-  std::string_view kernel;
+  KernelName kernel;
   std::optional<double> other;  // compared with; none: with self (NaN != NaN)
 };
 
@@ -286,7 +286,7 @@ constexpr FloatClassOp kIsPosInf{"eq", kInf}, kIsNegInf{"eq", -kInf},
 // ---- binary ops: out = f(self, other), other a tensor or a scalar
 
 struct BinaryOp {
-  std::string_view kernel;
+  KernelName kernel;
   Result result;
   Pass other =
       Pass::or_scalar;  // Pass::tensor where the kernel takes no scalar
@@ -443,7 +443,7 @@ void check_subtraction(const at::Tensor& self, const at::Tensor& other) {
 template <const BinaryOp& op>
 Elementwise add_plan(const at::Tensor& self, const at::Tensor& other,
                      const at::Scalar& alpha) {
-  if (op.kernel == "sub") check_subtraction(self, other);
+  if (op.kernel.view() == "sub") check_subtraction(self, other);
   Elementwise plan(op.kernel, op.kernel, op.result,
                    {{self}, {other, op.other}});
   check_alpha(op.kernel, plan.compute_dtype(), alpha);
@@ -715,13 +715,13 @@ at::Tensor& clamp_tensor_out(const at::Tensor& self,
 // ---- addcmul, addcdiv: out = self + value * tensor1 (* or /) tensor2
 
 struct PointwiseOp {
-  std::string_view kernel;
+  KernelName kernel;
 };
 
 template <const PointwiseOp& op>
 Elementwise pointwise_plan(const at::Tensor& self, const at::Tensor& tensor1,
                            const at::Tensor& tensor2, const at::Scalar& value) {
-  if (op.kernel == "addcdiv") {
+  if (op.kernel.view() == "addcdiv") {
     TORCH_CHECK(
         !at::isIntegralType(tensor1.scalar_type(), true) ||
             !at::isIntegralType(tensor2.scalar_type(), true),

@@ -108,19 +108,19 @@ hal_arg int_arg(int64_t value) { return hal::scalar_arg(value); }
 hal_arg float_arg(double value) { return hal::scalar_arg(value); }
 hal_arg none_arg() { return hal::none_arg(); }
 
-void launch(const at::Tensor& on, std::string_view name,
+void launch(const at::Tensor& on, KernelName name,
             std::initializer_list<hal_arg> args) {
   launch(on, name, std::span<const hal_arg>(args.begin(), args.size()));
 }
 
-void launch(const at::Tensor& on, std::string_view name,
+void launch(const at::Tensor& on, KernelName name,
             std::span<const hal_arg> args) {
   const c10::DeviceIndex index = on.device().index();
-  const hal::Kernel& k = kernel(index, name);
+  const hal::Kernel& k = kernel(index, name.view());
   try {
     hal_stream(current_stream(index)).launch(k, args);
   } catch (const hal::Error&) {
-    rethrow_as_torch_error("hal kernel '" + std::string(name) + "'");
+    rethrow_as_torch_error("hal kernel '" + std::string(name.view()) + "'");
   }
 }
 

@@ -14,12 +14,41 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string_view>
 
 #include "hal/driver.h"
+#include "hal/standard_kernels.h"
 
 namespace torch_hal {
+
+// The name of a standard kernel, checked against the kernel table when the
+// plugin is compiled: `launch(t, "mull", ...)` does not build, instead of
+// failing with NOT_FOUND at run time. Made only from constant names.
+class KernelName {
+ public:
+  consteval KernelName(const char* name) : name_(name) {
+    if (!is_standard_kernel(name_)) {
+      throw "not a standard kernel: see hal/standard_kernels.h";
+    }
+  }
+  constexpr std::string_view view() const { return name_; }
+  // Where an op's name is the kernel's (error messages, comparisons).
+  constexpr operator std::string_view() const { return name_; }
+  friend std::ostream& operator<<(std::ostream& out, KernelName name) {
+    return out << name.name_;
+  }
+
+ private:
+  static consteval bool is_standard_kernel(std::string_view name) {
+#define TORCH_HAL_IS_KERNEL(kernel) name == std::string_view(kernel) ||
+    return HAL_STANDARD_KERNELS(TORCH_HAL_IS_KERNEL) false;
+#undef TORCH_HAL_IS_KERNEL
+  }
+
+  std::string_view name_;
+};
 
 // HAL's dtype for a torch dtype; throws NotImplementedError naming the dtype
 // when HAL has none (complex, float8, ...).
@@ -45,11 +74,11 @@ hal_arg none_arg();
 // Launches standard kernel `name` with `args` on the current stream of
 // `on`'s device. A HAL error becomes the matching torch error, naming the
 // kernel.
-void launch(const at::Tensor& on, std::string_view name,
+void launch(const at::Tensor& on, KernelName name,
             std::initializer_list<hal_arg> args);
 // The same, for argument lists built at run time (a kernel shared by ops
 // whose trailing arguments differ).
-void launch(const at::Tensor& on, std::string_view name,
+void launch(const at::Tensor& on, KernelName name,
             std::span<const hal_arg> args);
 
 // A new hal tensor on `like`'s device (contiguous).

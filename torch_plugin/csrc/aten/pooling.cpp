@@ -75,7 +75,7 @@ at::Tensor averaging_weight(const at::Tensor& self, const Window& w,
   return at::full({1, 1, w.kernel[0], w.kernel[1]}, 1.0 / divisor, self.options());
 }
 
-void launch_conv(const char* kernel, const at::Tensor& out, const at::Tensor& a,
+void launch_conv(KernelName kernel, const at::Tensor& out, const at::Tensor& a,
                  const at::Tensor& weight, const Window& w, bool with_bias_slot) {
   std::vector<hal_arg> args = {tensor_arg(out), tensor_arg(a), tensor_arg(weight)};
   if (with_bias_slot) args.push_back(none_arg());

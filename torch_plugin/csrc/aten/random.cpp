@@ -31,7 +31,7 @@ using Generator = std::optional<at::Generator>;
 // Launches random kernel `name` filling `out`, with `params` after the seed
 // and offset; out's numbers are reserved from `gen` (or the device's default
 // generator).
-void draw(const at::Tensor& out, std::string_view name, const Generator& gen,
+void draw(const at::Tensor& out, KernelName name, const Generator& gen,
           std::initializer_list<hal_arg> params) {
   if (out.numel() == 0) return;
   const auto [seed, offset] =

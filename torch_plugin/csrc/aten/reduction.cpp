@@ -87,7 +87,7 @@ at::Tensor new_result(const at::Tensor& like, at::ScalarType dtype) {
 // Runs reduction kernel `kernel` (out, in, extra...) of `in` into `out`,
 // computing in `dtype`.
 template <typename... Extra>
-at::Tensor& reduce_out(at::Tensor& out, std::string_view kernel,
+at::Tensor& reduce_out(at::Tensor& out, KernelName kernel,
                        const at::Tensor& in, const ReducedShape& shape,
                        at::ScalarType dtype, Extra... extra) {
   return write_out(out, shape.sizes(), dtype, [&](const at::Tensor& result) {

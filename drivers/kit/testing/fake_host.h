@@ -1,0 +1,53 @@
+// The host a driver test plays: the part of the HAL core a driver sees
+// (hal_host_api), reduced to what a test needs to dlopen() a driver and
+// drive it through the C ABI alone, as the core does.
+//
+// The host owns every status a driver returns; Take() hands it to the test
+// as a Result and frees it. Messages the driver logs at warning level or
+// above are printed to stderr and kept, in order, for the test to inspect.
+#ifndef HAL_DRIVERS_KIT_TESTING_FAKE_HOST_H_
+#define HAL_DRIVERS_KIT_TESTING_FAKE_HOST_H_
+
+#include <string>
+#include <vector>
+
+#include "hal/driver.h"
+
+namespace driver_kit::testing {
+
+struct Result {
+  hal_status_code code = HAL_STATUS_OK;
+  std::string message;
+};
+
+// Takes ownership of `status` (NULL is OK) and frees it.
+Result Take(hal_status* status);
+
+const hal_host_api& Host();
+
+// What the driver logged at HAL_LOG_WARN or above so far.
+std::vector<std::string> Warnings();
+
+// dlopen()s the driver library at `path`, gets its table and initializes it
+// with Host(). On failure returns NULL and says why in `*error`.
+const hal_driver_api* LoadDriver(const char* path, std::string* error);
+
+// The table fields `api` leaves NULL, by name.
+std::vector<std::string> MissingEntries(const hal_driver_api& api);
+
+}  // namespace driver_kit::testing
+
+#define EXPECT_HAL_OK(expr)                                            \
+  do {                                                                 \
+    const ::driver_kit::testing::Result result_ =                      \
+        ::driver_kit::testing::Take(expr);                             \
+    EXPECT_EQ(result_.code, HAL_STATUS_OK) << result_.message;         \
+  } while (0)
+#define ASSERT_HAL_OK(expr)                                            \
+  do {                                                                 \
+    const ::driver_kit::testing::Result result_ =                      \
+        ::driver_kit::testing::Take(expr);                             \
+    ASSERT_EQ(result_.code, HAL_STATUS_OK) << result_.message;         \
+  } while (0)
+
+#endif  // HAL_DRIVERS_KIT_TESTING_FAKE_HOST_H_
