@@ -26,7 +26,8 @@ namespace {
 
 using Index4 = std::array<int64_t, 4>;
 
-// --- conv2d -------------------------------------------------------------------
+// --- conv2d
+// -------------------------------------------------------------------
 
 struct ConvParams {
   int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
@@ -92,9 +93,8 @@ void conv2d_backward_input_reference(std::vector<Arg>& args) {
                  });
   });
   size_t next = 0;
-  for_each_index(s, [&](std::span<const int64_t> e) {
-    grad_in.set(e, sums[next++]);
-  });
+  for_each_index(
+      s, [&](std::span<const int64_t> e) { grad_in.set(e, sums[next++]); });
 }
 
 void conv2d_backward_weight_reference(std::vector<Arg>& args) {
@@ -113,9 +113,8 @@ void conv2d_backward_weight_reference(std::vector<Arg>& args) {
                  });
   });
   size_t next = 0;
-  for_each_index(s, [&](std::span<const int64_t> e) {
-    grad_weight.set(e, sums[next++]);
-  });
+  for_each_index(
+      s, [&](std::span<const int64_t> e) { grad_weight.set(e, sums[next++]); });
 }
 
 struct ConvConfig {
@@ -135,15 +134,85 @@ std::vector<ConvConfig> conv_configs() {
   // The first: small, contiguous, stride 1 (every size perturbation of the
   // malformed-call test is then a mismatch).
   return {
-      {2, 3, 5, 6, 4, 3, 3, {1, 1, 0, 0, 1, 1, 1}, true, kContiguous, kContiguous},
-      {2, 3, 7, 7, 4, 3, 3, {2, 2, 1, 1, 1, 1, 1}, false, kContiguous, kContiguous},
+      {2,
+       3,
+       5,
+       6,
+       4,
+       3,
+       3,
+       {1, 1, 0, 0, 1, 1, 1},
+       true,
+       kContiguous,
+       kContiguous},
+      {2,
+       3,
+       7,
+       7,
+       4,
+       3,
+       3,
+       {2, 2, 1, 1, 1, 1, 1},
+       false,
+       kContiguous,
+       kContiguous},
       {1, 4, 8, 9, 6, 3, 2, {1, 2, 2, 1, 2, 1, 2}, true, kTransposed, kStrided},
       {2, 4, 6, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 4}, true, kStrided, kContiguous},
-      {1, 2, 9, 5, 2, 2, 3, {3, 1, 0, 2, 2, 2, 1}, false, kReversed, kTransposed},
-      {3, 6, 4, 4, 6, 1, 1, {1, 1, 0, 0, 1, 1, 3}, true, kContiguous, kReversed},
-      {0, 3, 5, 5, 2, 3, 3, {1, 1, 1, 1, 1, 1, 1}, true, kContiguous, kContiguous},
-      {2, 0, 5, 5, 2, 3, 3, {1, 1, 1, 1, 1, 1, 1}, true, kContiguous, kContiguous},
-      {1, 8, 12, 12, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1}, true, kContiguous, kContiguous},
+      {1,
+       2,
+       9,
+       5,
+       2,
+       2,
+       3,
+       {3, 1, 0, 2, 2, 2, 1},
+       false,
+       kReversed,
+       kTransposed},
+      {3,
+       6,
+       4,
+       4,
+       6,
+       1,
+       1,
+       {1, 1, 0, 0, 1, 1, 3},
+       true,
+       kContiguous,
+       kReversed},
+      {0,
+       3,
+       5,
+       5,
+       2,
+       3,
+       3,
+       {1, 1, 1, 1, 1, 1, 1},
+       true,
+       kContiguous,
+       kContiguous},
+      {2,
+       0,
+       5,
+       5,
+       2,
+       3,
+       3,
+       {1, 1, 1, 1, 1, 1, 1},
+       true,
+       kContiguous,
+       kContiguous},
+      {1,
+       8,
+       12,
+       12,
+       16,
+       3,
+       3,
+       {1, 1, 1, 1, 1, 1, 1},
+       true,
+       kContiguous,
+       kContiguous},
   };
 }
 
@@ -151,9 +220,9 @@ std::string conv_name(const ConvConfig& k) {
   return fmt::format(
       "in [{},{},{},{}] {}, weight [{},{},{},{}], stride {}x{}, pad {}x{}, "
       "dilation {}x{}, groups {}, bias {}, out {}",
-      k.n, k.c, k.h, k.w, layout_name(k.in_layout), k.o, k.c / k.p.groups,
-      k.kh, k.kw, k.p.stride_h, k.p.stride_w, k.p.pad_h, k.p.pad_w,
-      k.p.dilation_h, k.p.dilation_w, k.p.groups, k.bias ? "yes" : "NONE",
+      k.n, k.c, k.h, k.w, layout_name(k.in_layout), k.o, k.c / k.p.groups, k.kh,
+      k.kw, k.p.stride_h, k.p.stride_w, k.p.pad_h, k.p.pad_w, k.p.dilation_h,
+      k.p.dilation_w, k.p.groups, k.bias ? "yes" : "NONE",
       layout_name(k.out_layout));
 }
 
@@ -174,7 +243,8 @@ std::vector<Case> conv_cases(CaseContext& c, ConvKernel kernel) {
     const std::vector<int64_t> in = {k.n, k.c, k.h, k.w};
     const std::vector<int64_t> weight = {k.o, k.c / k.p.groups, k.kh, k.kw};
     const std::vector<int64_t> out = {
-        k.n, k.o, conv_out_size(k.h, k.p.pad_h, k.p.dilation_h, k.kh, k.p.stride_h),
+        k.n, k.o,
+        conv_out_size(k.h, k.p.pad_h, k.p.dilation_h, k.kh, k.p.stride_h),
         conv_out_size(k.w, k.p.pad_w, k.p.dilation_w, k.kw, k.p.stride_w)};
     Case x;
     x.name = conv_name(k);
@@ -213,18 +283,19 @@ std::vector<Case> conv_cases(CaseContext& c, ConvKernel kernel) {
     x.name = what;
     const std::vector<int64_t>& first =
         kernel == ConvKernel::kBackwardWeight ? w_sizes : out_sizes;
-    x.args = {Arg::of(c.random(t, LayoutKind::kContiguous,
-                               kernel == ConvKernel::kBackwardInput ? in_sizes
-                                                                   : first))};
+    x.args = {Arg::of(
+        c.random(t, LayoutKind::kContiguous,
+                 kernel == ConvKernel::kBackwardInput ? in_sizes : first))};
     if (kernel == ConvKernel::kForward) {
       x.args.push_back(Arg::of(c.random(t, LayoutKind::kContiguous, in_sizes)));
       x.args.push_back(Arg::of(c.random(t, LayoutKind::kContiguous, w_sizes)));
       x.args.push_back(Arg::none());
     } else {
-      x.args.push_back(Arg::of(c.random(t, LayoutKind::kContiguous, out_sizes)));
-      x.args.push_back(Arg::of(c.random(
-          t, LayoutKind::kContiguous,
-          kernel == ConvKernel::kBackwardInput ? w_sizes : in_sizes)));
+      x.args.push_back(
+          Arg::of(c.random(t, LayoutKind::kContiguous, out_sizes)));
+      x.args.push_back(Arg::of(
+          c.random(t, LayoutKind::kContiguous,
+                   kernel == ConvKernel::kBackwardInput ? w_sizes : in_sizes)));
     }
     append_ints(x, p);
     x.expected_error = hal::StatusCode::kInvalidArgument;
@@ -240,35 +311,40 @@ std::vector<Case> conv_cases(CaseContext& c, ConvKernel kernel) {
 }
 
 const bool kConv2d = register_kernel_test(
-    "conv2d", {.reference = conv2d_reference, .cases = [](CaseContext& c) {
-                 return conv_cases(c, ConvKernel::kForward);
-               },
-               .shape_free_args = {}});
+    "conv2d",
+    {.reference = conv2d_reference,
+     .cases =
+         [](CaseContext& c) { return conv_cases(c, ConvKernel::kForward); },
+     .shape_free_args = {}});
 const bool kConv2dBackwardInput = register_kernel_test(
-    "conv2d_backward_input",
-    {.reference = conv2d_backward_input_reference,
-     .cases = [](CaseContext& c) {
-       return conv_cases(c, ConvKernel::kBackwardInput);
-     },
-     .shape_free_args = {}});
+    "conv2d_backward_input", {.reference = conv2d_backward_input_reference,
+                              .cases =
+                                  [](CaseContext& c) {
+                                    return conv_cases(
+                                        c, ConvKernel::kBackwardInput);
+                                  },
+                              .shape_free_args = {}});
 const bool kConv2dBackwardWeight = register_kernel_test(
-    "conv2d_backward_weight",
-    {.reference = conv2d_backward_weight_reference,
-     .cases = [](CaseContext& c) {
-       return conv_cases(c, ConvKernel::kBackwardWeight);
-     },
-     .shape_free_args = {}});
+    "conv2d_backward_weight", {.reference = conv2d_backward_weight_reference,
+                               .cases =
+                                   [](CaseContext& c) {
+                                     return conv_cases(
+                                         c, ConvKernel::kBackwardWeight);
+                                   },
+                               .shape_free_args = {}});
 
-// --- max_pool2d ---------------------------------------------------------------
+// --- max_pool2d
+// ---------------------------------------------------------------
 
 struct PoolParams {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
   bool ceil_mode;
 };
 
-int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t p,
-                      int64_t d, bool ceil_mode) {
-  const int64_t numerator = size + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t p, int64_t d,
+                      bool ceil_mode) {
+  const int64_t numerator =
+      size + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
   int64_t out = numerator / s + 1;
   if (ceil_mode && (out - 1) * s >= size + p) --out;
   return out;
@@ -279,8 +355,8 @@ void max_pool2d_reference(std::vector<Arg>& args) {
   HostTensor& indices = args[1].t();
   const HostTensor& in = args[2].t();
   auto at = [&](size_t k) { return args[k].i64; };
-  const PoolParams p{at(3), at(4), at(5), at(6), at(7), at(8), at(9), at(10),
-                     at(11) != 0};
+  const PoolParams p{at(3), at(4), at(5),  at(6),      at(7),
+                     at(8), at(9), at(10), at(11) != 0};
   const size_t rank = in.sizes().size();
   const int64_t height = in.sizes()[rank - 2], width = in.sizes()[rank - 1];
   for_each_index(out.sizes(), [&](std::span<const int64_t> e) {
@@ -327,8 +403,9 @@ void max_pool2d_backward_reference(std::vector<Arg>& args) {
     sums[plane_number * plane + k] += grad_out.get(e);
   });
   size_t next = 0;
-  for_each_index(grad_in.sizes(),
-                 [&](std::span<const int64_t> e) { grad_in.set(e, sums[next++]); });
+  for_each_index(grad_in.sizes(), [&](std::span<const int64_t> e) {
+    grad_in.set(e, sums[next++]);
+  });
 }
 
 struct PoolConfig {
@@ -350,15 +427,51 @@ std::vector<int64_t> pool_out_sizes(const std::vector<int64_t>& in,
 std::vector<PoolConfig> pool_configs() {
   using enum LayoutKind;
   return {
-      {{2, 3, 6, 6}, {3, 3, 1, 1, 1, 1, 1, 1, false}, kContiguous, kContiguous, "random"},
-      {{2, 2, 7, 7}, {2, 2, 2, 2, 0, 0, 1, 1, true}, kTransposed, kContiguous, "random"},
-      {{1, 2, 8, 9}, {3, 2, 2, 1, 1, 1, 2, 1, false}, kStrided, kStrided, "random"},
-      {{3, 9, 10}, {3, 3, 3, 3, 1, 1, 1, 1, true}, kReversed, kTransposed, "random"},
-      {{2, 1, 5, 5}, {2, 2, 2, 2, 1, 1, 1, 1, true}, kContiguous, kReversed, "random"},
-      {{1, 2, 4, 4}, {2, 2, 2, 2, 0, 0, 1, 1, false}, kContiguous, kContiguous, "nan"},
-      {{1, 1, 4, 5}, {3, 3, 1, 2, 1, 1, 1, 1, false}, kContiguous, kContiguous, "-inf"},
-      {{0, 3, 4, 4}, {2, 2, 2, 2, 0, 0, 1, 1, false}, kContiguous, kContiguous, "random"},
-      {{2, 4, 16, 16}, {2, 2, 2, 2, 0, 0, 1, 1, false}, kContiguous, kContiguous, "random"},
+      {{2, 3, 6, 6},
+       {3, 3, 1, 1, 1, 1, 1, 1, false},
+       kContiguous,
+       kContiguous,
+       "random"},
+      {{2, 2, 7, 7},
+       {2, 2, 2, 2, 0, 0, 1, 1, true},
+       kTransposed,
+       kContiguous,
+       "random"},
+      {{1, 2, 8, 9},
+       {3, 2, 2, 1, 1, 1, 2, 1, false},
+       kStrided,
+       kStrided,
+       "random"},
+      {{3, 9, 10},
+       {3, 3, 3, 3, 1, 1, 1, 1, true},
+       kReversed,
+       kTransposed,
+       "random"},
+      {{2, 1, 5, 5},
+       {2, 2, 2, 2, 1, 1, 1, 1, true},
+       kContiguous,
+       kReversed,
+       "random"},
+      {{1, 2, 4, 4},
+       {2, 2, 2, 2, 0, 0, 1, 1, false},
+       kContiguous,
+       kContiguous,
+       "nan"},
+      {{1, 1, 4, 5},
+       {3, 3, 1, 2, 1, 1, 1, 1, false},
+       kContiguous,
+       kContiguous,
+       "-inf"},
+      {{0, 3, 4, 4},
+       {2, 2, 2, 2, 0, 0, 1, 1, false},
+       kContiguous,
+       kContiguous,
+       "random"},
+      {{2, 4, 16, 16},
+       {2, 2, 2, 2, 0, 0, 1, 1, false},
+       kContiguous,
+       kContiguous,
+       "random"},
   };
 }
 
@@ -441,8 +554,8 @@ std::vector<Case> max_pool2d_backward_cases(CaseContext& c) {
     const int64_t windows = k.out[k.out.size() - 2] * k.out.back();
     Case x;
     x.name = fmt::format("grad_in [{}] {}, grad_out [{}] {}",
-                               fmt::join(k.in, ","), layout_name(k.grad_in),
-                               fmt::join(k.out, ","), layout_name(k.grad_out));
+                         fmt::join(k.in, ","), layout_name(k.grad_in),
+                         fmt::join(k.out, ","), layout_name(k.grad_out));
     x.args = {Arg::of(c.random(t, k.grad_in, k.in)),
               Arg::of(c.random(t, k.grad_out, k.out)),
               Arg::of(c.random(HAL_DTYPE_I64, k.grad_out, k.out, 0,
@@ -453,7 +566,8 @@ std::vector<Case> max_pool2d_backward_cases(CaseContext& c) {
   for (int64_t bad : {int64_t{36}, int64_t{-1}}) {
     Case x;
     x.name = fmt::format("index {} outside a 6x6 plane", bad);
-    HostTensor indices = c.random(HAL_DTYPE_I64, kContiguous, {2, 3, 3, 3}, 0, 35);
+    HostTensor indices =
+        c.random(HAL_DTYPE_I64, kContiguous, {2, 3, 3, 3}, 0, 35);
     const std::array<int64_t, 4> where = {1, 2, 0, 1};
     indices.set(where, static_cast<double>(bad));
     x.args = {Arg::of(c.random(t, kContiguous, {2, 3, 6, 6})),
@@ -465,21 +579,22 @@ std::vector<Case> max_pool2d_backward_cases(CaseContext& c) {
   return cases;
 }
 
-const bool kMaxPool2d = register_kernel_test(
-    "max_pool2d",
-    {.reference = max_pool2d_reference, .cases = max_pool2d_cases,
-     .shape_free_args = {}});
+const bool kMaxPool2d =
+    register_kernel_test("max_pool2d", {.reference = max_pool2d_reference,
+                                        .cases = max_pool2d_cases,
+                                        .shape_free_args = {}});
 const bool kMaxPool2dBackward = register_kernel_test(
     "max_pool2d_backward", {.reference = max_pool2d_backward_reference,
                             .cases = max_pool2d_backward_cases,
-     .shape_free_args = {}});
+                            .shape_free_args = {}});
 
-// --- batch_norm ---------------------------------------------------------------
+// --- batch_norm
+// ---------------------------------------------------------------
 
 // Per-channel sums over every element of `in` (channel = index[1]).
-std::vector<double> channel_sums(const HostTensor& in,
-                                 const std::function<double(
-                                     std::span<const int64_t>)>& term) {
+std::vector<double> channel_sums(
+    const HostTensor& in,
+    const std::function<double(std::span<const int64_t>)>& term) {
   std::vector<double> sums(static_cast<size_t>(in.sizes()[1]));
   for_each_index(in.sizes(), [&](std::span<const int64_t> e) {
     sums[static_cast<size_t>(e[1])] += term(e);
@@ -508,8 +623,8 @@ void batch_norm_reference(std::vector<Arg>& args) {
   std::vector<double> mean(static_cast<size_t>(channels));
   std::vector<double> invstd(static_cast<size_t>(channels));
   if (training) {
-    const std::vector<double> sums = channel_sums(
-        in, [&](std::span<const int64_t> e) { return in.get(e); });
+    const std::vector<double> sums =
+        channel_sums(in, [&](std::span<const int64_t> e) { return in.get(e); });
     for (int64_t c = 0; c < channels; ++c) mean[c] = sums[c] / count;
     const std::vector<double> squares =
         channel_sums(in, [&](std::span<const int64_t> e) {
@@ -520,9 +635,9 @@ void batch_norm_reference(std::vector<Arg>& args) {
       invstd[c] = 1 / std::sqrt(squares[c] / count + eps);
       set_channel(args[1], c, mean[c]);
       set_channel(args[2], c, invstd[c]);
-      set_channel(args[6], c,
-                  momentum * mean[c] +
-                      (1 - momentum) * channel_value(args[6], c, 0));
+      set_channel(
+          args[6], c,
+          momentum * mean[c] + (1 - momentum) * channel_value(args[6], c, 0));
       set_channel(args[7], c,
                   momentum * squares[c] / (count - 1) +
                       (1 - momentum) * channel_value(args[7], c, 0));
@@ -535,9 +650,9 @@ void batch_norm_reference(std::vector<Arg>& args) {
   }
   for_each_index(in.sizes(), [&](std::span<const int64_t> e) {
     const int64_t c = e[1];
-    out.set(e, (in.get(e) - mean[c]) * invstd[c] *
-                       channel_value(args[4], c, 1) +
-                   channel_value(args[5], c, 0));
+    out.set(e,
+            (in.get(e) - mean[c]) * invstd[c] * channel_value(args[4], c, 1) +
+                channel_value(args[5], c, 0));
   });
 }
 
@@ -552,11 +667,10 @@ void batch_norm_backward_reference(std::vector<Arg>& args) {
   std::vector<double> mean(static_cast<size_t>(channels));
   std::vector<double> invstd(static_cast<size_t>(channels));
   for (int64_t c = 0; c < channels; ++c) {
-    mean[c] = training ? channel_value(args[8], c, 0)
-                       : channel_value(args[6], c, 0);
-    invstd[c] = training
-                    ? channel_value(args[9], c, 1)
-                    : 1 / std::sqrt(channel_value(args[7], c, 1) + eps);
+    mean[c] =
+        training ? channel_value(args[8], c, 0) : channel_value(args[6], c, 0);
+    invstd[c] = training ? channel_value(args[9], c, 1)
+                         : 1 / std::sqrt(channel_value(args[7], c, 1) + eps);
   }
   const std::vector<double> sums = channel_sums(
       grad_out, [&](std::span<const int64_t> e) { return grad_out.get(e); });
@@ -605,8 +719,16 @@ std::vector<NormConfig> norm_configs(hal_dtype dtype) {
       {{8, 16, 8, 8}, true, true, true, true, true, kContiguous, kContiguous},
   };
   if (dtype == HAL_DTYPE_F16 || dtype == HAL_DTYPE_BF16) {
-    configs.push_back({{4, 3, 5}, true, true, true, true, true, kContiguous,
-                       kContiguous, false, true});
+    configs.push_back({{4, 3, 5},
+                       true,
+                       true,
+                       true,
+                       true,
+                       true,
+                       kContiguous,
+                       kContiguous,
+                       false,
+                       true});
   }
   return configs;
 }
@@ -628,12 +750,13 @@ std::vector<Case> batch_norm_cases(CaseContext& c) {
     const std::vector<int64_t> channel = {k.sizes[1]};
     const hal_dtype ct = k.f32_channels ? HAL_DTYPE_F32 : t;
     auto per_channel = [&](bool present, double lo, double hi) {
-      return present ? Arg::of(c.random(ct, LayoutKind::kStrided, channel, lo, hi))
-                     : Arg::none();
+      return present
+                 ? Arg::of(c.random(ct, LayoutKind::kStrided, channel, lo, hi))
+                 : Arg::none();
     };
     HostTensor in = c.random(t, k.in_layout, k.sizes);
-    HostTensor out = k.in_place ? in.view(in.layout())
-                                : c.random(t, k.out_layout, k.sizes);
+    HostTensor out =
+        k.in_place ? in.view(in.layout()) : c.random(t, k.out_layout, k.sizes);
     Case x;
     x.name = norm_name(k);
     x.args = {Arg::of(std::move(out)),
@@ -660,20 +783,28 @@ std::vector<Case> batch_norm_cases(CaseContext& c) {
                            bool training, bool running, bool saved) {
     const std::vector<int64_t> channel = {sizes[1]};
     auto per_channel = [&](bool present) {
-      return present ? Arg::of(c.random(t, LayoutKind::kContiguous, channel, 0.5, 1))
+      return present ? Arg::of(c.random(t, LayoutKind::kContiguous, channel,
+                                        0.5, 1))
                      : Arg::none();
     };
     Case x;
     x.name = what;
     x.args = {Arg::of(c.random(t, LayoutKind::kContiguous, sizes)),
-              per_channel(saved), per_channel(saved),
+              per_channel(saved),
+              per_channel(saved),
               Arg::of(c.random(t, LayoutKind::kContiguous, sizes)),
-              Arg::none(), Arg::none(), per_channel(running), per_channel(running),
-              Arg::of(int64_t{training ? 1 : 0}), Arg::of(0.1), Arg::of(1e-5)};
+              Arg::none(),
+              Arg::none(),
+              per_channel(running),
+              per_channel(running),
+              Arg::of(int64_t{training ? 1 : 0}),
+              Arg::of(0.1),
+              Arg::of(1e-5)};
     x.expected_error = hal::StatusCode::kInvalidArgument;
     cases.push_back(std::move(x));
   };
-  refused("evaluation without running statistics", {2, 3, 2}, false, false, false);
+  refused("evaluation without running statistics", {2, 3, 2}, false, false,
+          false);
   refused("evaluation with save_mean", {2, 3, 2}, false, true, true);
   refused("training on an empty batch", {0, 3, 2}, true, true, true);
   return cases;
@@ -688,8 +819,9 @@ std::vector<Case> batch_norm_backward_cases(CaseContext& c) {
     const std::vector<int64_t> channel = {k.sizes[1]};
     const hal_dtype ct = k.f32_channels ? HAL_DTYPE_F32 : t;
     auto per_channel = [&](bool present, double lo, double hi) {
-      return present ? Arg::of(c.random(ct, LayoutKind::kStrided, channel, lo, hi))
-                     : Arg::none();
+      return present
+                 ? Arg::of(c.random(ct, LayoutKind::kStrided, channel, lo, hi))
+                 : Arg::none();
     };
     HostTensor grad_out = c.random(t, k.out_layout, k.sizes);
     // Without a weight, also leave grad_weight out; without a bias, grad_bias.
@@ -723,10 +855,13 @@ std::vector<Case> batch_norm_backward_cases(CaseContext& c) {
               Arg::of(c.random(t, LayoutKind::kContiguous, {3})),
               Arg::of(c.random(t, LayoutKind::kContiguous, {4, 3, 2})),
               Arg::of(c.random(t, LayoutKind::kContiguous, {4, 3, 2})),
-              Arg::none(), Arg::none(), Arg::none(),
+              Arg::none(),
+              Arg::none(),
+              Arg::none(),
               Arg::of(c.random(t, LayoutKind::kContiguous, {3}, -1, 1)),
               Arg::of(c.random(t, LayoutKind::kContiguous, {3}, 0.5, 2)),
-              Arg::of(int64_t{1}), Arg::of(1e-5)};
+              Arg::of(int64_t{1}),
+              Arg::of(1e-5)};
     x.tolerance_scale = 8;
     cases.push_back(std::move(x));
   }
@@ -734,25 +869,31 @@ std::vector<Case> batch_norm_backward_cases(CaseContext& c) {
     Case x;
     x.name = "training without saved statistics";
     x.args = {Arg::of(c.random(t, LayoutKind::kContiguous, {4, 3, 2})),
-              Arg::none(), Arg::none(),
+              Arg::none(),
+              Arg::none(),
               Arg::of(c.random(t, LayoutKind::kContiguous, {4, 3, 2})),
               Arg::of(c.random(t, LayoutKind::kContiguous, {4, 3, 2})),
-              Arg::none(), Arg::none(), Arg::none(), Arg::none(), Arg::none(),
-              Arg::of(int64_t{1}), Arg::of(1e-5)};
+              Arg::none(),
+              Arg::none(),
+              Arg::none(),
+              Arg::none(),
+              Arg::none(),
+              Arg::of(int64_t{1}),
+              Arg::of(1e-5)};
     x.expected_error = hal::StatusCode::kInvalidArgument;
     cases.push_back(std::move(x));
   }
   return cases;
 }
 
-const bool kBatchNorm = register_kernel_test(
-    "batch_norm",
-    {.reference = batch_norm_reference, .cases = batch_norm_cases,
-     .shape_free_args = {}});
+const bool kBatchNorm =
+    register_kernel_test("batch_norm", {.reference = batch_norm_reference,
+                                        .cases = batch_norm_cases,
+                                        .shape_free_args = {}});
 const bool kBatchNormBackward = register_kernel_test(
     "batch_norm_backward", {.reference = batch_norm_backward_reference,
                             .cases = batch_norm_backward_cases,
-     .shape_free_args = {}});
+                            .shape_free_args = {}});
 
 }  // namespace
 }  // namespace conformance::kernels

@@ -207,8 +207,7 @@ TEST_P(KernelMalformed, Calls) {
       bad[i].value.tensor.data = HAL_DEVPTR_NULL;
       refusals.expect(kInvalid, bad, name + " with NULL data");
       if (!shapes_relate ||
-          std::find(test->shape_free_args.begin(),
-                    test->shape_free_args.end(),
+          std::find(test->shape_free_args.begin(), test->shape_free_args.end(),
                     arg.name) != test->shape_free_args.end()) {
         continue;
       }

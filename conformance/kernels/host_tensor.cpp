@@ -14,7 +14,6 @@ namespace conformance {
 
 namespace {
 
-
 // IEEE binary16 <-> binary32, round to nearest even.
 uint16_t f32_to_f16(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);

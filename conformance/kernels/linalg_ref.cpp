@@ -33,7 +33,6 @@ Case named_case(std::string name) {
   return c;
 }
 
-
 // out = alpha * (a @ b) + beta * c, where beta == 0 leaves c unread.
 void product_reference(HostTensor& out, const HostTensor* c,
                        const HostTensor& a, const HostTensor& b, double beta,
@@ -147,18 +146,20 @@ std::vector<Case> addmm_cases(CaseContext& c) {
       {Arg::of(-1.0), Arg::of(0.25)},
   };
   const auto make = [&](const ProductShape& s, HostTensor c_tensor,
-                        const std::pair<Arg, Arg>& beta_alpha,
-                        std::string name, bool out_is_c) {
+                        const std::pair<Arg, Arg>& beta_alpha, std::string name,
+                        bool out_is_c) {
     Case x = named_case(fmt::format("{}, beta {}, alpha {}", name,
-                               beta_alpha.first.scalar(),
-                               beta_alpha.second.scalar()));
+                                    beta_alpha.first.scalar(),
+                                    beta_alpha.second.scalar()));
     HostTensor out =
         out_is_c ? c_tensor.view(c_tensor.layout())
                  : c.random(dtype, s.out_kind, with_batch(s.batch, s.m, s.n));
-    x.args = {Arg::of(std::move(out)), Arg::of(std::move(c_tensor)),
+    x.args = {Arg::of(std::move(out)),
+              Arg::of(std::move(c_tensor)),
               Arg::of(c.random(dtype, s.a_kind, with_batch(s.batch, s.m, s.k))),
               Arg::of(c.random(dtype, s.b_kind, with_batch(s.batch, s.k, s.n))),
-              beta_alpha.first, beta_alpha.second};
+              beta_alpha.first,
+              beta_alpha.second};
     x.tolerance_scale = static_cast<double>(std::max<int64_t>(s.k, 1)) * 4;
     return x;
   };
@@ -167,12 +168,10 @@ std::vector<Case> addmm_cases(CaseContext& c) {
   size_t variant = 0;
   for (const ProductShape& s : product_shapes()) {
     const LayoutKind c_kind = c_kinds[variant % c_kinds.size()];
-    cases.push_back(make(s,
-                         c.random(dtype, c_kind, with_batch(s.batch, s.m, s.n)),
-                         scalars[variant % scalars.size()],
-                         fmt::format("{}, c {}", shape_name(s),
-                                     layout_name(c_kind)),
-                         false));
+    cases.push_back(make(
+        s, c.random(dtype, c_kind, with_batch(s.batch, s.m, s.n)),
+        scalars[variant % scalars.size()],
+        fmt::format("{}, c {}", shape_name(s), layout_name(c_kind)), false));
     ++variant;
   }
   const ProductShape mm{{}, 6, 5, 7};
@@ -193,13 +192,11 @@ std::vector<Case> addmm_cases(CaseContext& c) {
   cases.push_back(make(mm, c.random(dtype, LayoutKind::kContiguous, {6, 7}),
                        scalars[1], "6x5x7, out = c in place", true));
   const ProductShape bmm{{3}, 4, 5, 6, LayoutKind::kTransposed};
-  cases.push_back(make(bmm,
-                       c.random(dtype, LayoutKind::kTransposed, {3, 4, 6}),
+  cases.push_back(make(bmm, c.random(dtype, LayoutKind::kTransposed, {3, 4, 6}),
                        scalars[3], "batch [3] 4x5x6, out = c (transposed)",
                        true));
   // baddbmm with one c broadcast over the batch.
-  cases.push_back(make(bmm,
-                       c.random(dtype, LayoutKind::kBroadcast, {3, 4, 6}),
+  cases.push_back(make(bmm, c.random(dtype, LayoutKind::kBroadcast, {3, 4, 6}),
                        scalars[2], "batch [3] 4x5x6, c broadcast over batch",
                        false));
   return cases;

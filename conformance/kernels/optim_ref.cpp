@@ -23,8 +23,7 @@ namespace {
 // Rounds `value` to `dtype` once, as storing a torch intermediate does.
 class Rounder {
  public:
-  explicit Rounder(hal_dtype dtype)
-      : scratch_(dtype, Layout::contiguous({})) {}
+  explicit Rounder(hal_dtype dtype) : scratch_(dtype, Layout::contiguous({})) {}
   double operator()(double value) {
     scratch_.set({}, value);
     return scratch_.get({});
@@ -84,8 +83,7 @@ void adam_reference(std::vector<Arg>& args) {
       }
     }
     const double m = R(exp_avg.get(i) + (1 - beta1) * (g - exp_avg.get(i)));
-    const double v =
-        R(R(exp_avg_sq.get(i) * beta2) + (1 - beta2) * g * g);
+    const double v = R(R(exp_avg_sq.get(i) * beta2) + (1 - beta2) * g * g);
     double s = v;
     if (amsgrad) {
       const double old = max_exp_avg_sq.t().get(i);
@@ -156,11 +154,11 @@ std::vector<Case> adam_cases(CaseContext& context) {
 }
 
 const bool kSgd = register_kernel_test(
-    "sgd_step", {.reference = sgd_reference, .cases = sgd_cases,
-     .shape_free_args = {}});
+    "sgd_step",
+    {.reference = sgd_reference, .cases = sgd_cases, .shape_free_args = {}});
 const bool kAdam = register_kernel_test(
-    "adam_step", {.reference = adam_reference, .cases = adam_cases,
-     .shape_free_args = {}});
+    "adam_step",
+    {.reference = adam_reference, .cases = adam_cases, .shape_free_args = {}});
 
 }  // namespace
 }  // namespace conformance::kernels

@@ -50,10 +50,11 @@ Words philox4x32(Words ctr, std::array<uint32_t, 2> key, int rounds = 10) {
 // The words of element `i` of a stream: block offset + i / 4.
 Words block_of(int64_t seed, int64_t offset, int64_t i) {
   const uint64_t s = static_cast<uint64_t>(seed);
-  const uint64_t b = static_cast<uint64_t>(offset) + static_cast<uint64_t>(i / 4);
-  return philox4x32({static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32), 0,
-                     0},
-                    {static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32)});
+  const uint64_t b =
+      static_cast<uint64_t>(offset) + static_cast<uint64_t>(i / 4);
+  return philox4x32(
+      {static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32), 0, 0},
+      {static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32)});
 }
 
 double unit24(uint32_t word) { return std::ldexp(double(word >> 8), -24); }
@@ -62,8 +63,9 @@ double unit24(uint32_t word) { return std::ldexp(double(word >> 8), -24); }
 template <typename Fn>
 void each_element(const HostTensor& out, Fn fn) {
   int64_t position = 0;
-  for_each_index(out.sizes(),
-                 [&](std::span<const int64_t> index) { fn(index, position++); });
+  for_each_index(out.sizes(), [&](std::span<const int64_t> index) {
+    fn(index, position++);
+  });
 }
 
 void uniform_reference(std::vector<Arg>& args) {
@@ -154,9 +156,9 @@ std::vector<Case> bernoulli_cases(CaseContext& c) {
       const int64_t offset = variant * 3;
       Case x;
       x.name = fmt::format("sizes [{}], out {}, p {} {}, seed {}, offset {}",
-                                 fmt::join(shape.sizes, ","),
-                                 layout_name(shape.out), hal::dtype_name(p_dtype),
-                                 layout_name(shape.p), seed, offset);
+                           fmt::join(shape.sizes, ","), layout_name(shape.out),
+                           hal::dtype_name(p_dtype), layout_name(shape.p), seed,
+                           offset);
       x.args = {Arg::of(c.random(c.dtype(), shape.out, shape.sizes)),
                 Arg::of(seed), Arg::of(offset),
                 Arg::of(c.random(p_dtype, shape.p, shape.sizes, 0, 1))};
@@ -165,9 +167,9 @@ std::vector<Case> bernoulli_cases(CaseContext& c) {
     }
     for (double p : {0.0, 0.25, 1.0}) {
       Case x;
-      x.name = fmt::format("sizes [{}], out {}, p {}",
-                                 fmt::join(shape.sizes, ","),
-                                 layout_name(shape.out), p);
+      x.name =
+          fmt::format("sizes [{}], out {}, p {}", fmt::join(shape.sizes, ","),
+                      layout_name(shape.out), p);
       x.args = {Arg::of(c.random(c.dtype(), shape.out, shape.sizes)),
                 Arg::of(int64_t{variant}), Arg::of(int64_t{0}), Arg::of(p)};
       cases.push_back(std::move(x));
@@ -195,18 +197,18 @@ std::vector<Case> bernoulli_cases(CaseContext& c) {
   return cases;
 }
 
-const bool kUniform = register_kernel_test(
-    "uniform", {.reference = uniform_reference,
-                .cases = uniform_cases,
-                .shape_free_args = {"out"}});
-const bool kNormal = register_kernel_test(
-    "normal", {.reference = normal_reference,
-               .cases = normal_cases,
-               .shape_free_args = {"out"}});
-const bool kBernoulli = register_kernel_test(
-    "bernoulli", {.reference = bernoulli_reference,
-                  .cases = bernoulli_cases,
-                  .shape_free_args = {}});
+const bool kUniform =
+    register_kernel_test("uniform", {.reference = uniform_reference,
+                                     .cases = uniform_cases,
+                                     .shape_free_args = {"out"}});
+const bool kNormal =
+    register_kernel_test("normal", {.reference = normal_reference,
+                                    .cases = normal_cases,
+                                    .shape_free_args = {"out"}});
+const bool kBernoulli =
+    register_kernel_test("bernoulli", {.reference = bernoulli_reference,
+                                       .cases = bernoulli_cases,
+                                       .shape_free_args = {}});
 
 // --- Known answers and statistics ------------------------------------------
 
@@ -243,13 +245,14 @@ std::vector<double> draw(const char* name, int64_t count, int64_t seed,
   if (b.kind != HAL_ARG_NONE) args.push_back(b);
   launch(stream, name, args);
   std::vector<float> values(static_cast<size_t>(count));
-  stream.copy_to_host(values.data(), buffer.ptr(), values.size() * sizeof(float));
+  stream.copy_to_host(values.data(), buffer.ptr(),
+                      values.size() * sizeof(float));
   return {values.begin(), values.end()};
 }
 
 TEST(RandomPhilox, UniformExposesTheFirstKnownAnswer) {
-  const std::vector<double> words =
-      draw("uniform", 4, 0, 0, hal::scalar_arg(0.0), hal::scalar_arg(16777216.0));
+  const std::vector<double> words = draw(
+      "uniform", 4, 0, 0, hal::scalar_arg(0.0), hal::scalar_arg(16777216.0));
   const uint32_t expected[] = {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8};
   for (int i = 0; i < 4; ++i) EXPECT_EQ(words[i], expected[i] >> 8) << i;
 }
@@ -280,8 +283,8 @@ TEST(RandomStatistics, Moments) {
                                    hal::scalar_arg(0.0), hal::scalar_arg(1.0)));
     EXPECT_NEAR(n.mean, 0.0, 0.02);
     EXPECT_NEAR(n.variance, 1.0, 0.03);
-    const Moments b = moments(
-        draw("bernoulli", kCount, seed, 9, hal::scalar_arg(0.3), hal::none_arg()));
+    const Moments b = moments(draw("bernoulli", kCount, seed, 9,
+                                   hal::scalar_arg(0.3), hal::none_arg()));
     EXPECT_NEAR(b.mean, 0.3, 0.01);
   }
 }

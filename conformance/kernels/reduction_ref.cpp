@@ -173,7 +173,7 @@ int64_t reduced_count(const ReduceShape& s) {
 
 // Which keepdim reduction a generator serves.
 struct KeepdimKind {
-  bool needs_nonempty = false;  // amax, amin: reducing a size-0 dim fails
+  bool needs_nonempty = false;   // amax, amin: reducing a size-0 dim fails
   bool integer_product = false;  // prod: keep integer products exact
   bool bool_out = false;         // all, any
   bool correction = false;       // var, std
@@ -184,10 +184,7 @@ std::vector<ReduceShape> keepdim_shapes() {
   using L = LayoutKind;
   std::vector<ReduceShape> shapes = {
       {{3, 4}, {1}},  // first: small, contiguous, valid
-      {{}, {}},
-      {{7}, {0}},
-      {{7}, {}},
-      {{1, 5}, {0, 1}},
+      {{}, {}},      {{7}, {0}}, {{7}, {}}, {{1, 5}, {0, 1}},
   };
   const std::vector<std::vector<size_t>> masks = {{0},    {1},       {2},
                                                   {0, 2}, {0, 1, 2}, {}};
@@ -202,10 +199,12 @@ std::vector<ReduceShape> keepdim_shapes() {
                         out_kinds[variant % out_kinds.size()]});
     }
   }
-  shapes.push_back({{2, 1, 3, 1, 2, 2, 1, 2}, {0, 2, 5, 7}, L::kStrided,
-                    L::kReversed});
-  shapes.push_back({{2, 1, 3, 1, 2, 2, 1, 2}, {0, 1, 2, 3, 4, 5, 6, 7},
-                    L::kTransposed, L::kContiguous});
+  shapes.push_back(
+      {{2, 1, 3, 1, 2, 2, 1, 2}, {0, 2, 5, 7}, L::kStrided, L::kReversed});
+  shapes.push_back({{2, 1, 3, 1, 2, 2, 1, 2},
+                    {0, 1, 2, 3, 4, 5, 6, 7},
+                    L::kTransposed,
+                    L::kContiguous});
   shapes.push_back({{2, 3, 1, 2, 1, 2, 2, 3}, {}, L::kReversed, L::kStrided});
   // Empty inputs: kept empty dims, and reduced empty dims.
   shapes.push_back({{3, 0}, {0}});
@@ -232,12 +231,12 @@ std::vector<Case> keepdim_cases(CaseContext& c, const KeepdimKind& kind) {
       lo = -1;  // integer products stay exact (|p| <= 2^40)
       hi = 1;
     }
-    Case x = named_case(fmt::format("in [{}] {}, reduce dims [{}], out {}",
-                               fmt::join(s.sizes, ","), layout_name(s.in_kind),
-                               fmt::join(s.dims, ","),
-                               layout_name(s.out_kind)));
-    HostTensor out = c.random(kind.bool_out ? HAL_DTYPE_BOOL : dtype,
-                              s.out_kind, out_sizes);
+    Case x = named_case(
+        fmt::format("in [{}] {}, reduce dims [{}], out {}",
+                    fmt::join(s.sizes, ","), layout_name(s.in_kind),
+                    fmt::join(s.dims, ","), layout_name(s.out_kind)));
+    HostTensor out =
+        c.random(kind.bool_out ? HAL_DTYPE_BOOL : dtype, s.out_kind, out_sizes);
     x.args = {Arg::of(std::move(out)),
               Arg::of(c.random(dtype, s.in_kind, s.sizes, lo, hi))};
     if (kind.correction) x.args.push_back(Arg::of(1.0));
@@ -251,8 +250,8 @@ std::vector<Case> keepdim_cases(CaseContext& c, const KeepdimKind& kind) {
   if (kind.correction) {
     // Other corrections: population, and N <= correction (inf or NaN).
     for (double correction : {0.0, 2.5, 5.0}) {
-      Case x = named_case(fmt::format("in [4,5], reduce dim 1, correction {}",
-                                 correction));
+      Case x = named_case(
+          fmt::format("in [4,5], reduce dim 1, correction {}", correction));
       x.args = {Arg::of(c.random(dtype, LayoutKind::kContiguous, {4, 1})),
                 Arg::of(c.random(dtype, LayoutKind::kContiguous, {4, 5})),
                 Arg::of(correction)};
@@ -282,19 +281,20 @@ std::vector<Case> keepdim_cases(CaseContext& c, const KeepdimKind& kind) {
       for (int64_t i = 0; i < 3; ++i) {
         for (int64_t j = 0; j < 2; ++j) in.set(Index{i, j}, values[i][j]);
       }
-      x.args = {Arg::of(c.random(HAL_DTYPE_BOOL, LayoutKind::kContiguous,
-                                 {3, 1})),
-                Arg::of(std::move(in))};
+      x.args = {
+          Arg::of(c.random(HAL_DTYPE_BOOL, LayoutKind::kContiguous, {3, 1})),
+          Arg::of(std::move(in))};
       cases.push_back(std::move(x));
     }
     // Mostly-true and mostly-false inputs, so both answers occur.
     for (auto [lo, hi] : {std::pair{1.0, 2.0}, std::pair{0.0, 0.0}}) {
-      Case x = named_case(fmt::format("in [5,3] in [{}, {}], reduce dim 1", lo, hi));
+      Case x =
+          named_case(fmt::format("in [5,3] in [{}, {}], reduce dim 1", lo, hi));
       HostTensor in = c.random(dtype, LayoutKind::kContiguous, {5, 3}, lo, hi);
       in.set(Index{2, 1}, hi == 0 ? 1 : 0);
-      x.args = {Arg::of(c.random(HAL_DTYPE_BOOL, LayoutKind::kContiguous,
-                                 {5, 1})),
-                Arg::of(std::move(in))};
+      x.args = {
+          Arg::of(c.random(HAL_DTYPE_BOOL, LayoutKind::kContiguous, {5, 1})),
+          Arg::of(std::move(in))};
       cases.push_back(std::move(x));
     }
   }
@@ -312,10 +312,10 @@ std::vector<Case> keepdim_cases(CaseContext& c, const KeepdimKind& kind) {
     // sum converts: bool and integer inputs into this dtype, and this dtype
     // into f64.
     for (hal_dtype in_dtype : {HAL_DTYPE_BOOL, HAL_DTYPE_I32, HAL_DTYPE_F64}) {
-      Case x = named_case(fmt::format("in {} [6,7], reduce dim 0",
-                                 hal::dtype_name(in_dtype)));
-      const hal_dtype out_dtype = in_dtype == HAL_DTYPE_F64 ? HAL_DTYPE_F64
-                                                            : dtype;
+      Case x = named_case(
+          fmt::format("in {} [6,7], reduce dim 0", hal::dtype_name(in_dtype)));
+      const hal_dtype out_dtype =
+          in_dtype == HAL_DTYPE_F64 ? HAL_DTYPE_F64 : dtype;
       const hal_dtype source = in_dtype == HAL_DTYPE_F64 ? dtype : in_dtype;
       x.args = {Arg::of(c.random(out_dtype, LayoutKind::kContiguous, {1, 7})),
                 Arg::of(c.random(source, LayoutKind::kTransposed, {6, 7}))};
@@ -418,10 +418,9 @@ void softmax_reference(std::vector<Arg>& args) {
       double total = 0;
       for (double v : a) total += std::exp(v - m);
       for (size_t j = 0; j < a.size(); ++j) {
-        r[j] = nan ? kNan
-               : kOp == SoftmaxOp::kSoftmax
-                   ? std::exp(a[j] - m) / total
-                   : a[j] - m - std::log(total);
+        r[j] = nan                          ? kNan
+               : kOp == SoftmaxOp::kSoftmax ? std::exp(a[j] - m) / total
+                                            : a[j] - m - std::log(total);
       }
     } else if constexpr (kOp == SoftmaxOp::kSoftmaxBackward) {
       double dot = 0;
@@ -430,7 +429,8 @@ void softmax_reference(std::vector<Arg>& args) {
     } else {
       double total = 0;
       for (double v : a) total += v;
-      for (size_t j = 0; j < a.size(); ++j) r[j] = a[j] - std::exp(b[j]) * total;
+      for (size_t j = 0; j < a.size(); ++j)
+        r[j] = a[j] - std::exp(b[j]) * total;
     }
     for (int64_t j = 0; j < length; ++j) {
       const Index at = line_index(outer, dim, j);
@@ -442,7 +442,8 @@ void softmax_reference(std::vector<Arg>& args) {
   store_all(result, all);
 }
 
-// --- Cases along one dim ------------------------------------------------------
+// --- Cases along one dim
+// ------------------------------------------------------
 
 struct DimShape {
   Index sizes;
@@ -497,10 +498,9 @@ std::vector<Case> extreme_cases(CaseContext& c) {
     if (kWithValues) {
       x.args.push_back(Arg::of(c.random(dtype, s.out_kind, out_sizes)));
     }
-    x.args.push_back(
-        Arg::of(c.random(HAL_DTYPE_I64, s.out_kind, out_sizes)));
-    const bool empty_line = !s.sizes.empty() &&
-                            s.sizes[static_cast<size_t>(s.dim)] == 0;
+    x.args.push_back(Arg::of(c.random(HAL_DTYPE_I64, s.out_kind, out_sizes)));
+    const bool empty_line =
+        !s.sizes.empty() && s.sizes[static_cast<size_t>(s.dim)] == 0;
     x.args.push_back(Arg::of(std::move(in)));
     x.args.push_back(Arg::of(s.dim));
     if (empty_line) x.expected_error = hal::StatusCode::kInvalidArgument;
@@ -559,14 +559,15 @@ std::vector<Case> softmax_cases(CaseContext& c) {
   const auto make = [&](const DimShape& s, HostTensor in, std::string name,
                         bool in_place) {
     Case x = named_case(std::move(name));
-    HostTensor out = in_place ? in.view(in.layout())
-                              : c.random(dtype, s.out_kind, s.sizes);
+    HostTensor out =
+        in_place ? in.view(in.layout()) : c.random(dtype, s.out_kind, s.sizes);
     x.args.push_back(Arg::of(std::move(out)));
     x.args.push_back(Arg::of(std::move(in)));
-    if (kBackward) x.args.push_back(Arg::of(forward_result(s.in_kind, s.sizes)));
+    if (kBackward)
+      x.args.push_back(Arg::of(forward_result(s.in_kind, s.sizes)));
     x.args.push_back(Arg::of(s.dim));
-    x.tolerance_scale =
-        static_cast<double>(std::max<int64_t>(1, s.sizes.empty() ? 1 : s.sizes[static_cast<size_t>(s.dim)]));
+    x.tolerance_scale = static_cast<double>(std::max<int64_t>(
+        1, s.sizes.empty() ? 1 : s.sizes[static_cast<size_t>(s.dim)]));
     cases.push_back(std::move(x));
   };
   for (const DimShape& s : dim_shapes()) {
@@ -611,10 +612,10 @@ const bool kRegistered = [] {
   register_kernel_test("mean", keepdim_test(fold_mean, {}));
   register_kernel_test("prod",
                        keepdim_test(fold_prod, {.integer_product = true}));
-  register_kernel_test("amax", keepdim_test(fold_extreme<true>,
-                                            {.needs_nonempty = true}));
-  register_kernel_test("amin", keepdim_test(fold_extreme<false>,
-                                            {.needs_nonempty = true}));
+  register_kernel_test(
+      "amax", keepdim_test(fold_extreme<true>, {.needs_nonempty = true}));
+  register_kernel_test(
+      "amin", keepdim_test(fold_extreme<false>, {.needs_nonempty = true}));
   register_kernel_test("all", keepdim_test(fold_all, {.bool_out = true}));
   register_kernel_test("any", keepdim_test(fold_any, {.bool_out = true}));
   register_kernel_test("var",
@@ -641,20 +642,19 @@ const bool kRegistered = [] {
                        {.reference = softmax_reference<SoftmaxOp::kSoftmax>,
                         .cases = softmax_cases<SoftmaxOp::kSoftmax>,
                         .shape_free_args = {}});
-  register_kernel_test(
-      "log_softmax", {.reference = softmax_reference<SoftmaxOp::kLogSoftmax>,
-                      .cases = softmax_cases<SoftmaxOp::kLogSoftmax>,
-                      .shape_free_args = {}});
+  register_kernel_test("log_softmax",
+                       {.reference = softmax_reference<SoftmaxOp::kLogSoftmax>,
+                        .cases = softmax_cases<SoftmaxOp::kLogSoftmax>,
+                        .shape_free_args = {}});
   register_kernel_test(
       "softmax_backward",
       {.reference = softmax_reference<SoftmaxOp::kSoftmaxBackward>,
        .cases = softmax_cases<SoftmaxOp::kSoftmaxBackward>,
        .shape_free_args = {}});
-  register_kernel_test(
-      "log_softmax_backward",
-      {.reference = softmax_reference<SoftmaxOp::kLogBackward>,
-       .cases = softmax_cases<SoftmaxOp::kLogBackward>,
-       .shape_free_args = {}});
+  register_kernel_test("log_softmax_backward",
+                       {.reference = softmax_reference<SoftmaxOp::kLogBackward>,
+                        .cases = softmax_cases<SoftmaxOp::kLogBackward>,
+                        .shape_free_args = {}});
   return true;
 }();
 

@@ -70,5 +70,4 @@ std::vector<uint8_t> byte_pattern(size_t size, uint32_t seed) {
   return bytes;
 }
 
-
 }  // namespace conformance

@@ -116,7 +116,7 @@ hal_status* device_open(int32_t ordinal, hal_device** out_device) {
 }
 
 hal_status* device_properties(hal_device* device_handle,
-                             hal_device_properties* out) {
+                              hal_device_properties* out) {
   return Guard("device_properties", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(out, "out_properties");
@@ -163,7 +163,7 @@ hal_status* device_properties(hal_device* device_handle,
 }
 
 hal_status* memory_info(hal_device* device_handle, uint64_t* out_free,
-                       uint64_t* out_total) {
+                        uint64_t* out_total) {
   return Guard("memory_info", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(out_free, "out_free");

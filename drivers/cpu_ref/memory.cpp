@@ -108,7 +108,7 @@ AllocationMap& PinnedMemory() {
 }
 
 hal_status* mem_alloc(hal_device* device_handle, uint64_t bytes,
-                     uint64_t alignment, hal_devptr* out_ptr) {
+                      uint64_t alignment, hal_devptr* out_ptr) {
   return Guard("mem_alloc", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(out_ptr, "out_ptr");
@@ -126,7 +126,7 @@ hal_status* mem_free(hal_device* device_handle, hal_devptr ptr) {
 }
 
 hal_status* host_alloc(hal_device* device_handle, uint64_t bytes,
-                      void** out_ptr) {
+                       void** out_ptr) {
   return Guard("host_alloc", [&] {
     GetDevice(device_handle);
     RequireNonNull(out_ptr, "out_ptr");

@@ -172,7 +172,7 @@ std::shared_ptr<Stream> GetStream(const hal_stream* handle) {
 }
 
 hal_status* stream_create(hal_device* device_handle, int32_t priority,
-                         hal_stream** out_stream) {
+                          hal_stream** out_stream) {
   return Guard("stream_create", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(out_stream, "out_stream");
@@ -226,7 +226,7 @@ hal_status* stream_query(hal_stream* handle, int32_t* out_idle) {
 }
 
 hal_status* stream_wait_event(hal_stream* stream_handle,
-                            hal_event* event_handle) {
+                              hal_event* event_handle) {
   return Guard("stream_wait_event", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
     std::shared_ptr<Event> event = GetEvent(event_handle);

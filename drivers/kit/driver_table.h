@@ -34,22 +34,21 @@ using EntryFunction = std::remove_pointer_t<FieldPointer>;
 
 }  // namespace driver_kit
 
-#define HAL_KIT_DECLARE_ENTRY_(field) \
-  [[gnu::weak]] ::driver_kit::EntryFunction<decltype(hal_driver_api::field)> field;
+#define HAL_KIT_DECLARE_ENTRY_(field)                                        \
+  [[gnu::weak]] ::driver_kit::EntryFunction<decltype(hal_driver_api::field)> \
+      field;
 #define HAL_KIT_TABLE_ENTRY_(field) .field = field,
 
 // Declares every entry, weakly, in the enclosing namespace.
-#define HAL_KIT_DECLARE_ENTRIES() \
-  HAL_DRIVER_API_ENTRIES(HAL_KIT_DECLARE_ENTRY_)
+#define HAL_KIT_DECLARE_ENTRIES() HAL_DRIVER_API_ENTRIES(HAL_KIT_DECLARE_ENTRY_)
 
 // The table of the entries declared in scope, for a driver named
 // `driver_name` with version `driver_version` (both static storage).
-#define HAL_KIT_DRIVER_API(driver_name, driver_version)              \
-  hal_driver_api {                                                   \
-    .struct_size = sizeof(hal_driver_api), .abi_major = HAL_ABI_MAJOR, \
-    .abi_minor = HAL_ABI_MINOR, .name = (driver_name),               \
-    .version = (driver_version),                                     \
-    HAL_DRIVER_API_ENTRIES(HAL_KIT_TABLE_ENTRY_)                     \
+#define HAL_KIT_DRIVER_API(driver_name, driver_version)                       \
+  hal_driver_api {                                                            \
+    .struct_size = sizeof(hal_driver_api), .abi_major = HAL_ABI_MAJOR,        \
+    .abi_minor = HAL_ABI_MINOR, .name = (driver_name),                        \
+    .version = (driver_version), HAL_DRIVER_API_ENTRIES(HAL_KIT_TABLE_ENTRY_) \
   }
 
 #endif  // HAL_DRIVERS_KIT_DRIVER_TABLE_H_

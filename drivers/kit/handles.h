@@ -77,8 +77,9 @@ template <typename DeviceList>
 auto& DeviceAtOrdinal(const DeviceList& devices, int32_t ordinal,
                       std::string_view why_none = {}) {
   if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices.size()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "device ordinal {} is outside [0, {}){}{}",
-         ordinal, devices.size(), why_none.empty() ? "" : ": ", why_none);
+    Fail(HAL_STATUS_INVALID_ARGUMENT,
+         "device ordinal {} is outside [0, {}){}{}", ordinal, devices.size(),
+         why_none.empty() ? "" : ": ", why_none);
   }
   return *devices[ordinal];
 }

@@ -200,14 +200,13 @@ hal_status* device_open(int32_t ordinal, hal_device** out_device) {
   return Guard("device_open", [&] {
     RequireNonNull(out_device, "out_device");
     const Runtime& runtime = Discover();
-    *out_device = reinterpret_cast<hal_device*>(
-        &driver_kit::DeviceAtOrdinal(runtime.devices, ordinal,
-                                     runtime.unavailable));
+    *out_device = reinterpret_cast<hal_device*>(&driver_kit::DeviceAtOrdinal(
+        runtime.devices, ordinal, runtime.unavailable));
   });
 }
 
 hal_status* device_properties(hal_device* device,
-                             hal_device_properties* out_properties) {
+                              hal_device_properties* out_properties) {
   return Guard("device_properties", [&] {
     const Device& d = GetDevice(device);
     RequireNonNull(out_properties, "out_properties");
@@ -220,7 +219,7 @@ hal_status* device_properties(hal_device* device,
 }
 
 hal_status* memory_info(hal_device* device, uint64_t* out_free,
-                       uint64_t* out_total) {
+                        uint64_t* out_total) {
   return Guard("memory_info", [&] {
     const Device& d = GetDevice(device);
     RequireNonNull(out_free, "out_free");
@@ -231,7 +230,7 @@ hal_status* memory_info(hal_device* device, uint64_t* out_free,
 }
 
 hal_status* mem_alloc(hal_device* device, uint64_t bytes, uint64_t alignment,
-                     hal_devptr* out_ptr) {
+                      hal_devptr* out_ptr) {
   return Guard("mem_alloc", [&] {
     Device& d = GetDevice(device);
     RequireNonNull(out_ptr, "out_ptr");
@@ -280,7 +279,7 @@ hal_status* host_free(hal_device* device, void* ptr) {
 }
 
 hal_status* stream_create(hal_device* device, int32_t priority,
-                         hal_stream** out_stream) {
+                          hal_stream** out_stream) {
   return Guard("stream_create", [&] {
     Device& d = GetDevice(device);
     RequireNonNull(out_stream, "out_stream");
@@ -345,7 +344,7 @@ hal_status* stream_wait_event(hal_stream* stream, hal_event* event) {
 }
 
 hal_status* event_create(hal_device* device, uint32_t flags,
-                        hal_event** out_event) {
+                         hal_event** out_event) {
   return Guard("event_create", [&] {
     Device& d = GetDevice(device);
     RequireNonNull(out_event, "out_event");
@@ -449,8 +448,9 @@ hal_status* fill(hal_stream* stream, hal_devptr dst, const void* pattern,
   });
 }
 
-hal_status* module_load(hal_device* device, const char* format, const void* data,
-                       uint64_t size, hal_module** out_module) {
+hal_status* module_load(hal_device* device, const char* format,
+                        const void* data, uint64_t size,
+                        hal_module** out_module) {
   return Guard("module_load", [&] {
     GetDevice(device);
     RequireNonNull(format, "format");
@@ -489,7 +489,7 @@ hal_status* module_unload(hal_module* module) {
 }
 
 hal_status* kernel_lookup(hal_device* device, hal_module* module,
-                         const char* name, hal_kernel** out_kernel) {
+                          const char* name, hal_kernel** out_kernel) {
   return Guard("kernel_lookup", [&] {
     Device& d = GetDevice(device);
     RequireNonNull(name, "name");

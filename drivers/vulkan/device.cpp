@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "hal/standard_kernels.h"
-#include "kit/handles.h"
 #include "kernels/kernel.h"
+#include "kit/handles.h"
 #include "module.h"
 #include "shaders/shader_table.h"
 #include "stream.h"
@@ -501,7 +501,7 @@ hal_status* device_properties(hal_device* handle, hal_device_properties* out) {
 }
 
 hal_status* memory_info(hal_device* handle, uint64_t* out_free,
-                       uint64_t* out_total) {
+                        uint64_t* out_total) {
   return driver_kit::Guard("memory_info", [&] {
     Device& device = GetDevice(handle);
     driver_kit::RequireNonNull(out_free, "out_free");

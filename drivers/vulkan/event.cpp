@@ -107,7 +107,7 @@ std::shared_ptr<Event> GetEvent(const hal_event* handle) {
 }
 
 hal_status* event_create(hal_device* device_handle, uint32_t flags,
-                        hal_event** out_event) {
+                         hal_event** out_event) {
   return driver_kit::Guard("event_create", [&] {
     Device& device = GetDevice(device_handle);
     driver_kit::RequireNonNull(out_event, "out_event");
@@ -150,7 +150,7 @@ hal_status* event_synchronize(hal_event* handle) {
 }
 
 hal_status* event_elapsed_ms(hal_event* start_handle, hal_event* end_handle,
-                           float* out_ms) {
+                             float* out_ms) {
   return driver_kit::Guard("event_elapsed_ms", [&] {
     std::shared_ptr<Event> start = GetEvent(start_handle);
     std::shared_ptr<Event> end = GetEvent(end_handle);

@@ -369,7 +369,7 @@ Region MemoryManager::FindPinned(const void* pointer, uint64_t bytes) const {
 namespace vulkan {
 
 hal_status* mem_alloc(hal_device* device, uint64_t bytes, uint64_t alignment,
-                     hal_devptr* out_ptr) {
+                      hal_devptr* out_ptr) {
   return driver_kit::Guard("mem_alloc", [&] {
     Device& owner = GetDevice(device);
     driver_kit::RequireNonNull(out_ptr, "out_ptr");

@@ -121,8 +121,8 @@ void LaunchCustom(Stream& stream, const Kernel& kernel, const hal_arg* args,
 }  // namespace
 
 hal_status* module_load(hal_device* device_handle, const char* format,
-                       const void* data, uint64_t size,
-                       hal_module** out_module) {
+                        const void* data, uint64_t size,
+                        hal_module** out_module) {
   return driver_kit::Guard("module_load", [&] {
     Device& device = GetDevice(device_handle);
     driver_kit::RequireNonNull(format, "format");
@@ -164,7 +164,7 @@ hal_status* module_unload(hal_module* handle) {
 }
 
 hal_status* kernel_lookup(hal_device* device_handle, hal_module* module_handle,
-                         const char* name, hal_kernel** out_kernel) {
+                          const char* name, hal_kernel** out_kernel) {
   return driver_kit::Guard("kernel_lookup", [&] {
     Device& device = GetDevice(device_handle);
     driver_kit::RequireNonNull(name, "name");
@@ -200,7 +200,7 @@ hal_status* kernel_lookup(hal_device* device_handle, hal_module* module_handle,
 }
 
 hal_status* launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
-                         const hal_arg* args, uint32_t num_args) {
+                   const hal_arg* args, uint32_t num_args) {
   return driver_kit::Guard("launch", [&] {
     std::shared_ptr<Stream> stream = GetStream(stream_handle);
     const Kernel& kernel = GetKernel(kernel_handle);

@@ -3,9 +3,10 @@
 //
 // The loader keeps every DriverLibrary it creates in a process-wide cache
 // that is never destroyed, and pins the shared object so it is never
-// unloaded (docs/architecture.md §2): driver threads and objects destroyed late at exit
-// must still find the driver's code. Everything made from a driver holds a
-// shared_ptr to it (directly, or through a DeviceState that aliases it).
+// unloaded (docs/architecture.md §2): driver threads and objects destroyed late
+// at exit must still find the driver's code. Everything made from a driver
+// holds a shared_ptr to it (directly, or through a DeviceState that aliases
+// it).
 #pragma once
 
 #include <memory>

@@ -16,12 +16,15 @@ namespace {
 
 using ::testing::HasSubstr;
 
-hal::Runtime OpenCountingDriver() { return hal::Runtime::open(COUNTING_DRIVER_PATH); }
+hal::Runtime OpenCountingDriver() {
+  return hal::Runtime::open(COUNTING_DRIVER_PATH);
+}
 
 int LiveDriverObjects() {
   void* library = dlopen(COUNTING_DRIVER_PATH, RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(library, nullptr) << "the counting driver is not loaded";
-  auto live = reinterpret_cast<int (*)()>(dlsym(library, "counting_driver_live_objects"));
+  auto live = reinterpret_cast<int (*)()>(
+      dlsym(library, "counting_driver_live_objects"));
   EXPECT_NE(live, nullptr);
   const int count = live();
   dlclose(library);  // drops only the reference RTLD_NOLOAD added
@@ -52,11 +55,13 @@ TEST(Runtime, DeviceOrdinalOutOfRange) {
   hal::Error error = ErrorOf([&] { runtime.device(2); });
   EXPECT_EQ(error.code(), hal::StatusCode::kInvalidArgument);
   EXPECT_THAT(error.message(), HasSubstr("2 device"));
-  EXPECT_EQ(ErrorOf([&] { runtime.device(-1); }).code(), hal::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ErrorOf([&] { runtime.device(-1); }).code(),
+            hal::StatusCode::kInvalidArgument);
 }
 
 TEST(Runtime, PropertiesComeFromTheDriver) {
-  const hal::DeviceProperties& props = OpenCountingDriver().device(1).properties();
+  const hal::DeviceProperties& props =
+      OpenCountingDriver().device(1).properties();
   EXPECT_EQ(props.name, "counting device 1");
   EXPECT_EQ(props.min_alignment, 16u);
   EXPECT_EQ(props.stream_priority_high, -1);
@@ -88,7 +93,8 @@ TEST(Objects, EachHandleDestroysWhatItCreated) {
   const hal_devptr ptr = released.release();
   EXPECT_FALSE(released);
   EXPECT_EQ(LiveDriverObjects(), before + 1);
-  EXPECT_EQ(hal::take_status(device.api().mem_free(device.handle(), ptr)), hal::StatusCode::kOk);
+  EXPECT_EQ(hal::take_status(device.api().mem_free(device.handle(), ptr)),
+            hal::StatusCode::kOk);
   EXPECT_EQ(LiveDriverObjects(), before);
 }
 
@@ -121,7 +127,8 @@ TEST(Objects, CrossDeviceUseIsRejectedByTheCore) {
   hal::Buffer a = first.allocate(16);
   hal_arg args[] = {hal::tensor_arg(a.ptr(), HAL_DTYPE_F32, {4}),
                     hal::tensor_arg(a.ptr(), HAL_DTYPE_F32, {4}),
-                    hal::tensor_arg(a.ptr(), HAL_DTYPE_F32, {4}), hal::scalar_arg(1.0)};
+                    hal::tensor_arg(a.ptr(), HAL_DTYPE_F32, {4}),
+                    hal::scalar_arg(1.0)};
   hal::Kernel add = first.load_module("counting", {}).kernel("add");
   EXPECT_EQ(ErrorOf([&] { second.default_stream().launch(add, args); }).code(),
             hal::StatusCode::kInvalidArgument);
@@ -139,14 +146,20 @@ TEST(Args, TensorArgFillsContiguousStrides) {
   EXPECT_EQ(arg.value.tensor.strides[0], 3);
   EXPECT_EQ(arg.value.tensor.strides[1], 3);
   EXPECT_EQ(arg.value.tensor.strides[2], 1);
-  EXPECT_EQ(hal::tensor_arg(8, HAL_DTYPE_F16, {2, 3}, {1, 2}).value.tensor.strides[1], 2);
+  EXPECT_EQ(
+      hal::tensor_arg(8, HAL_DTYPE_F16, {2, 3}, {1, 2}).value.tensor.strides[1],
+      2);
   EXPECT_EQ(hal::tensor_arg(8, HAL_DTYPE_F16, {}).value.tensor.rank, 0);
 }
 
 TEST(Args, BadTensorArgsThrow) {
-  EXPECT_EQ(ErrorOf([] { hal::tensor_arg(8, HAL_DTYPE_F16, {1, 1, 1, 1, 1, 1, 1, 1, 1}); }).code(),
+  EXPECT_EQ(ErrorOf([] {
+              hal::tensor_arg(8, HAL_DTYPE_F16, {1, 1, 1, 1, 1, 1, 1, 1, 1});
+            }).code(),
             hal::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ErrorOf([] { hal::tensor_arg(8, HAL_DTYPE_F16, {1, 1}, {1}); }).code(),
+  EXPECT_EQ(ErrorOf([] {
+              hal::tensor_arg(8, HAL_DTYPE_F16, {1, 1}, {1});
+            }).code(),
             hal::StatusCode::kInvalidArgument);
 }
 
@@ -172,8 +185,8 @@ TEST(Concurrency, OpenAndUseTwoDriversFromManyThreads) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t, &seen] {
-      hal::Runtime runtime =
-          t % 2 ? hal::Runtime::open(COUNTING_DRIVER_PATH) : hal::Runtime::open("cpu_ref");
+      hal::Runtime runtime = t % 2 ? hal::Runtime::open(COUNTING_DRIVER_PATH)
+                                   : hal::Runtime::open("cpu_ref");
       hal::Device device = runtime.device(0);
       seen[t] = device.handle();
       hal::Stream stream = device.create_stream();

@@ -54,7 +54,8 @@ c10::Dict<std::string, int64_t> py_device_properties(int64_t index) {
 }
 
 c10::Dict<std::string, int64_t> py_memory_stats(int64_t index) {
-  const hal::AllocatorStats s = allocator(static_cast<c10::DeviceIndex>(index)).stats();
+  const hal::AllocatorStats s =
+      allocator(static_cast<c10::DeviceIndex>(index)).stats();
   c10::Dict<std::string, int64_t> d;
   auto put = [&d](const char* key, uint64_t v) {
     d.insert(key, static_cast<int64_t>(v));
@@ -76,7 +77,8 @@ c10::Dict<std::string, int64_t> py_memory_stats(int64_t index) {
 }
 
 void py_empty_cache() {
-  for (c10::DeviceIndex i = 0; i < device_count(); ++i) allocator(i).empty_cache();
+  for (c10::DeviceIndex i = 0; i < device_count(); ++i)
+    allocator(i).empty_cache();
 }
 
 void py_reset_peak_memory_stats(int64_t index) {
@@ -84,7 +86,8 @@ void py_reset_peak_memory_stats(int64_t index) {
 }
 
 std::vector<int64_t> py_mem_get_info(int64_t index) {
-  const hal::MemoryInfo info = device(static_cast<c10::DeviceIndex>(index)).memory_info();
+  const hal::MemoryInfo info =
+      device(static_cast<c10::DeviceIndex>(index)).memory_info();
   return {static_cast<int64_t>(info.free), static_cast<int64_t>(info.total)};
 }
 
@@ -93,17 +96,21 @@ bool py_supports_dtype(int64_t index, at::ScalarType dtype) {
 }
 
 void py_manual_seed(int64_t index, int64_t value) {
-  manual_seed(static_cast<c10::DeviceIndex>(index), static_cast<uint64_t>(value));
+  manual_seed(static_cast<c10::DeviceIndex>(index),
+              static_cast<uint64_t>(value));
 }
 
-void py_manual_seed_all(int64_t value) { manual_seed_all(static_cast<uint64_t>(value)); }
+void py_manual_seed_all(int64_t value) {
+  manual_seed_all(static_cast<uint64_t>(value));
+}
 
 int64_t py_seed(int64_t index) {
   return static_cast<int64_t>(seed(static_cast<c10::DeviceIndex>(index)));
 }
 
 int64_t py_initial_seed(int64_t index) {
-  return static_cast<int64_t>(initial_seed(static_cast<c10::DeviceIndex>(index)));
+  return static_cast<int64_t>(
+      initial_seed(static_cast<c10::DeviceIndex>(index)));
 }
 
 at::Tensor py_get_rng_state(int64_t index) {
@@ -133,12 +140,15 @@ TORCH_LIBRARY(hal, m) {
   m.def("exchange_device(int device) -> int", &py_exchange_device);
   m.def("synchronize(int device) -> ()", &py_synchronize);
   m.def("device_name(int device) -> str", &py_device_name);
-  m.def("device_properties(int device) -> Dict(str, int)", &py_device_properties);
+  m.def("device_properties(int device) -> Dict(str, int)",
+        &py_device_properties);
   m.def("memory_stats(int device) -> Dict(str, int)", &py_memory_stats);
   m.def("empty_cache() -> ()", &py_empty_cache);
-  m.def("reset_peak_memory_stats(int device) -> ()", &py_reset_peak_memory_stats);
+  m.def("reset_peak_memory_stats(int device) -> ()",
+        &py_reset_peak_memory_stats);
   m.def("mem_get_info(int device) -> int[]", &py_mem_get_info);
-  m.def("supports_dtype(int device, ScalarType dtype) -> bool", &py_supports_dtype);
+  m.def("supports_dtype(int device, ScalarType dtype) -> bool",
+        &py_supports_dtype);
   m.def("manual_seed(int device, int seed) -> ()", &py_manual_seed);
   m.def("manual_seed_all(int seed) -> ()", &py_manual_seed_all);
   m.def("seed(int device) -> int", &py_seed);

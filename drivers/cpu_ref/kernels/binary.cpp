@@ -29,8 +29,10 @@ struct Add {
   static constexpr bool kBoolOut = false;
   template <typename M>
   static M Apply(M a, M b, const Param<M>& p) {
-    if constexpr (kFloat<M>) return a + p.alpha * b;
-    else return WrapAdd(a, WrapMul(p.alpha, b));
+    if constexpr (kFloat<M>)
+      return a + p.alpha * b;
+    else
+      return WrapAdd(a, WrapMul(p.alpha, b));
   }
 };
 struct Sub {
@@ -40,8 +42,10 @@ struct Sub {
   static constexpr bool kBoolOut = false;
   template <typename M>
   static M Apply(M a, M b, const Param<M>& p) {
-    if constexpr (kFloat<M>) return a - p.alpha * b;
-    else return WrapSub(a, WrapMul(p.alpha, b));
+    if constexpr (kFloat<M>)
+      return a - p.alpha * b;
+    else
+      return WrapSub(a, WrapMul(p.alpha, b));
   }
 };
 struct Mul {  // bool: logical and
@@ -51,8 +55,10 @@ struct Mul {  // bool: logical and
   static constexpr bool kBoolOut = false;
   template <typename M>
   static M Apply(M a, M b, const Param<M>&) {
-    if constexpr (kFloat<M>) return a * b;
-    else return WrapMul(a, b);
+    if constexpr (kFloat<M>)
+      return a * b;
+    else
+      return WrapMul(a, b);
   }
 };
 
@@ -84,7 +90,7 @@ struct Div {
     } else {
       if (b == 0) return 0;
       if (b == -1) return WrapSub(0, a);  // INT64_MIN / -1 wraps
-      const M quotient = a / b;  // truncates
+      const M quotient = a / b;           // truncates
       if (p.rounding_mode == 2 && a % b != 0 && ((a < 0) != (b < 0))) {
         return quotient - 1;
       }
@@ -99,8 +105,10 @@ struct Pow {
   static constexpr bool kBoolOut = false;
   template <typename M>
   static M Apply(M a, M b, const Param<M>&) {
-    if constexpr (kFloat<M>) return std::pow(a, b);
-    else return a;
+    if constexpr (kFloat<M>)
+      return std::pow(a, b);
+    else
+      return a;
   }
 };
 // NaN propagates from either side.
@@ -154,17 +162,19 @@ CPU_REF_BOOL_BINARY(LogicalXor, "logical_xor", kAllDtypes,
 
 constexpr uint32_t kBitwiseDtypes =
     kIntegerDtypes | HAL_DTYPE_BIT(HAL_DTYPE_BOOL);
-#define CPU_REF_BITWISE(Op, name, op)                 \
-  struct Op {                                         \
-    static constexpr const char* kName = name;        \
+#define CPU_REF_BITWISE(Op, name, op)                   \
+  struct Op {                                           \
+    static constexpr const char* kName = name;          \
     static constexpr uint32_t kDtypes = kBitwiseDtypes; \
-    static constexpr Extra kExtra = Extra::kNone;     \
-    static constexpr bool kBoolOut = false;           \
-    template <typename M>                             \
-    static M Apply(M a, M b, const Param<M>&) {       \
-      if constexpr (kFloat<M>) return a;              \
-      else return a op b;                             \
-    }                                                 \
+    static constexpr Extra kExtra = Extra::kNone;       \
+    static constexpr bool kBoolOut = false;             \
+    template <typename M>                               \
+    static M Apply(M a, M b, const Param<M>&) {         \
+      if constexpr (kFloat<M>)                          \
+        return a;                                       \
+      else                                              \
+        return a op b;                                  \
+    }                                                   \
   }
 CPU_REF_BITWISE(BitwiseAnd, "bitwise_and", &);
 CPU_REF_BITWISE(BitwiseOr, "bitwise_or", |);
@@ -219,15 +229,16 @@ Stream::Operation PrepareBinary(const Device& device, const hal_arg* args,
         Param<M> param;
         if constexpr (Op::kExtra == Extra::kAlpha) param.alpha = alpha.As<M>();
         param.rounding_mode = rounding_mode;
-        MapElements<Out, M, T, T>(
-            out, inputs, 2,
-            [param](M a, M b) { return Op::Apply(a, b, param); });
+        MapElements<Out, M, T, T>(out, inputs, 2, [param](M a, M b) {
+          return Op::Apply(a, b, param);
+        });
       }
     });
   };
 }
 
-#define CPU_REF_BINARY_DEF(Op) const KernelDef k##Op{Op::kName, PrepareBinary<Op>}
+#define CPU_REF_BINARY_DEF(Op) \
+  const KernelDef k##Op { Op::kName, PrepareBinary<Op> }
 CPU_REF_BINARY_DEF(Add);
 CPU_REF_BINARY_DEF(Sub);
 CPU_REF_BINARY_DEF(Mul);
@@ -253,9 +264,9 @@ CPU_REF_BINARY_DEF(BitwiseXor);
 
 KernelList BinaryKernels() {
   static const KernelDef* const kKernels[] = {
-      &kAdd,        &kSub,       &kMul,        &kDiv,        &kPow,
-      &kMaximum,    &kMinimum,   &kEq,         &kNe,         &kLt,
-      &kLe,         &kGt,        &kGe,         &kLogicalAnd, &kLogicalOr,
+      &kAdd,        &kSub,        &kMul,       &kDiv,        &kPow,
+      &kMaximum,    &kMinimum,    &kEq,        &kNe,         &kLt,
+      &kLe,         &kGt,         &kGe,        &kLogicalAnd, &kLogicalOr,
       &kLogicalXor, &kBitwiseAnd, &kBitwiseOr, &kBitwiseXor};
   return kKernels;
 }

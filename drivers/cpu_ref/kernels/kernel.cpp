@@ -16,14 +16,8 @@ namespace {
 
 // Every family's kernels, in this order; one line per family.
 constexpr KernelList (*kFamilies[])() = {
-    ElementwiseKernels,
-    ReductionKernels,
-    LinalgKernels,
-    NnKernels,
-    IndexingKernels,
-    ConvKernels,
-    RandomKernels,
-    OptimKernels,
+    ElementwiseKernels, ReductionKernels, LinalgKernels, NnKernels,
+    IndexingKernels,    ConvKernels,      RandomKernels, OptimKernels,
 };
 
 const Kernel& GetKernel(const hal_kernel* handle) {
@@ -75,8 +69,9 @@ std::vector<Kernel> MakeStandardKernels(const Device* device) {
   return kernels;
 }
 
-hal_status* module_load(hal_device* device, const char* format, const void* data,
-                       uint64_t size, hal_module** out_module) {
+hal_status* module_load(hal_device* device, const char* format,
+                        const void* data, uint64_t size,
+                        hal_module** out_module) {
   return Guard("module_load", [&] {
     GetDevice(device);
     RequireNonNull(format, "format");
@@ -102,7 +97,7 @@ hal_status* module_unload(hal_module* module) {
 }
 
 hal_status* kernel_lookup(hal_device* device_handle, hal_module* module,
-                         const char* name, hal_kernel** out_kernel) {
+                          const char* name, hal_kernel** out_kernel) {
   return Guard("kernel_lookup", [&] {
     Device& device = GetDevice(device_handle);
     RequireNonNull(name, "name");

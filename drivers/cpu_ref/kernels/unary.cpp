@@ -18,15 +18,18 @@ M Sigmoid(M x) {
   return M{1} / (M{1} + std::exp(-x));
 }
 
-// --- Forward ------------------------------------------------------------------
+// --- Forward
+// ------------------------------------------------------------------
 
 struct Neg {
   static constexpr const char* kName = "neg";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
   static M Apply(M x) {
-    if constexpr (kFloat<M>) return -x;
-    else return WrapSub(0, x);
+    if constexpr (kFloat<M>)
+      return -x;
+    else
+      return WrapSub(0, x);
   }
 };
 struct Abs {
@@ -34,8 +37,10 @@ struct Abs {
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
   static M Apply(M x) {
-    if constexpr (kFloat<M>) return std::abs(x);
-    else return x < 0 ? WrapSub(0, x) : x;
+    if constexpr (kFloat<M>)
+      return std::abs(x);
+    else
+      return x < 0 ? WrapSub(0, x) : x;
   }
 };
 struct Sign {
@@ -60,8 +65,10 @@ struct Floor {
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
   static M Apply(M x) {
-    if constexpr (kFloat<M>) return std::floor(x);
-    else return x;
+    if constexpr (kFloat<M>)
+      return std::floor(x);
+    else
+      return x;
   }
 };
 struct Ceil {
@@ -69,8 +76,10 @@ struct Ceil {
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
   static M Apply(M x) {
-    if constexpr (kFloat<M>) return std::ceil(x);
-    else return x;
+    if constexpr (kFloat<M>)
+      return std::ceil(x);
+    else
+      return x;
   }
 };
 struct Round {  // half to even
@@ -78,8 +87,10 @@ struct Round {  // half to even
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
   static M Apply(M x) {
-    if constexpr (kFloat<M>) return std::nearbyint(x);
-    else return x;
+    if constexpr (kFloat<M>)
+      return std::nearbyint(x);
+    else
+      return x;
   }
 };
 struct Trunc {
@@ -87,21 +98,25 @@ struct Trunc {
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
   static M Apply(M x) {
-    if constexpr (kFloat<M>) return std::trunc(x);
-    else return x;
+    if constexpr (kFloat<M>)
+      return std::trunc(x);
+    else
+      return x;
   }
 };
 
 // Floating-only functions.
-#define CPU_REF_FLOAT_UNARY(Op, name, expr)              \
-  struct Op {                                            \
-    static constexpr const char* kName = name;           \
-    static constexpr uint32_t kDtypes = kFloatDtypes;    \
-    template <typename M>                                \
-    static M Apply(M x) {                                \
-      if constexpr (kFloat<M>) return expr;              \
-      else return x;                                     \
-    }                                                    \
+#define CPU_REF_FLOAT_UNARY(Op, name, expr)           \
+  struct Op {                                         \
+    static constexpr const char* kName = name;        \
+    static constexpr uint32_t kDtypes = kFloatDtypes; \
+    template <typename M>                             \
+    static M Apply(M x) {                             \
+      if constexpr (kFloat<M>)                        \
+        return expr;                                  \
+      else                                            \
+        return x;                                     \
+    }                                                 \
   }
 CPU_REF_FLOAT_UNARY(Exp, "exp", std::exp(x));
 CPU_REF_FLOAT_UNARY(Log, "log", std::log(x));
@@ -142,7 +157,8 @@ Stream::Operation PrepareUnary(const Device& device, const hal_arg* args,
 template <typename M>
 M Gelu(M x, int64_t approximate) {
   if (approximate == 0) {
-    return M{0.5} * x * (M{1} + std::erf(x * static_cast<M>(std::numbers::sqrt2 / 2)));
+    return M{0.5} * x *
+           (M{1} + std::erf(x * static_cast<M>(std::numbers::sqrt2 / 2)));
   }
   const M beta = static_cast<M>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
   const M inner = beta * (x + static_cast<M>(0.044715) * x * x * x);
@@ -171,8 +187,9 @@ Stream::Operation PrepareGelu(const Device& device, const hal_arg* args,
     VisitDtype(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        MapElements<T, Math<T>, T>(
-            out, {in}, 20, [approximate](Math<T> x) { return Gelu(x, approximate); });
+        MapElements<T, Math<T>, T>(out, {in}, 20, [approximate](Math<T> x) {
+          return Gelu(x, approximate);
+        });
       }
     });
   };
@@ -198,7 +215,8 @@ Stream::Operation PrepareLogicalNot(const Device& device, const hal_arg* args,
   };
 }
 
-// --- Backward -----------------------------------------------------------------
+// --- Backward
+// -----------------------------------------------------------------
 
 // grad_in = Op::Apply(grad_out, saved) for a saved forward tensor.
 struct SigmoidBackward {
@@ -255,8 +273,9 @@ M GeluBackward(M dy, M x, int64_t approximate) {
   if (approximate == 0) {
     const M cdf =
         M{0.5} * (M{1} + std::erf(x * static_cast<M>(std::numbers::sqrt2 / 2)));
-    const M pdf = std::exp(M{-0.5} * x * x) *
-                  static_cast<M>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+    const M pdf =
+        std::exp(M{-0.5} * x * x) *
+        static_cast<M>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
     return dy * (cdf + x * pdf);
   }
   const M beta = static_cast<M>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
@@ -267,7 +286,8 @@ M GeluBackward(M dy, M x, int64_t approximate) {
   const M left = M{0.5} * x;
   const M right = M{1} + t;
   const M left_derivative = M{0.5} * right;
-  const M right_derivative = (M{1} - t * t) * beta * (M{1} + M{3} * kappa * x_sq);
+  const M right_derivative =
+      (M{1} - t * t) * beta * (M{1} + M{3} * kappa * x_sq);
   return dy * (left_derivative + left * right_derivative);
 }
 
@@ -321,7 +341,8 @@ Stream::Operation PrepareThresholdBackward(const Device& device,
   };
 }
 
-#define CPU_REF_UNARY_DEF(Op) const KernelDef k##Op{Op::kName, PrepareUnary<Op>}
+#define CPU_REF_UNARY_DEF(Op) \
+  const KernelDef k##Op { Op::kName, PrepareUnary<Op> }
 CPU_REF_UNARY_DEF(Neg);
 CPU_REF_UNARY_DEF(Abs);
 CPU_REF_UNARY_DEF(Exp);
@@ -359,13 +380,34 @@ const KernelDef kSiluBackward{SiluBackward::kName,
 }  // namespace
 
 KernelList UnaryKernels() {
-  static const KernelDef* const kKernels[] = {
-      &kNeg,  &kAbs,  &kExp,        &kLog,         &kLog1p,
-      &kExpm1, &kSqrt, &kRsqrt,     &kSin,         &kCos,
-      &kTanh, &kSigmoidOp, &kRelu,  &kGelu,        &kSilu,
-      &kErf,  &kReciprocal, &kSign, &kFloor,       &kCeil,
-      &kRound, &kTrunc, &kLogicalNot, &kThresholdBackward,
-      &kSigmoidBackward, &kTanhBackward, &kGeluBackward, &kSiluBackward};
+  static const KernelDef* const kKernels[] = {&kNeg,
+                                              &kAbs,
+                                              &kExp,
+                                              &kLog,
+                                              &kLog1p,
+                                              &kExpm1,
+                                              &kSqrt,
+                                              &kRsqrt,
+                                              &kSin,
+                                              &kCos,
+                                              &kTanh,
+                                              &kSigmoidOp,
+                                              &kRelu,
+                                              &kGelu,
+                                              &kSilu,
+                                              &kErf,
+                                              &kReciprocal,
+                                              &kSign,
+                                              &kFloor,
+                                              &kCeil,
+                                              &kRound,
+                                              &kTrunc,
+                                              &kLogicalNot,
+                                              &kThresholdBackward,
+                                              &kSigmoidBackward,
+                                              &kTanhBackward,
+                                              &kGeluBackward,
+                                              &kSiluBackward};
   return kKernels;
 }
 

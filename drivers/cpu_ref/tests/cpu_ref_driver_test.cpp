@@ -93,16 +93,16 @@ class CpuRefTest : public ::testing::Test {
   hal_devptr Upload(const std::vector<T>& values) {
     hal_devptr p = Alloc(values.size() * sizeof(T));
     EXPECT_HAL_OK(api_->copy(stream_, HAL_COPY_HOST_TO_DEVICE, p,
-                         reinterpret_cast<uint64_t>(values.data()),
-                         values.size() * sizeof(T)));
+                             reinterpret_cast<uint64_t>(values.data()),
+                             values.size() * sizeof(T)));
     return p;
   }
   template <typename T>
   std::vector<T> Download(hal_devptr p, size_t count) {
     std::vector<T> values(count);
     EXPECT_HAL_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
-                         reinterpret_cast<uint64_t>(values.data()), p,
-                         count * sizeof(T)));
+                             reinterpret_cast<uint64_t>(values.data()), p,
+                             count * sizeof(T)));
     return values;
   }
   hal_kernel* Kernel(const char* name) {
@@ -189,7 +189,7 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
   hal_devptr a = Upload(host);
   // Overlapping device-to-device copy behaves like memmove.
   ASSERT_HAL_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_DEVICE, a + 4, a,
-                       60 * sizeof(int32_t)));
+                           60 * sizeof(int32_t)));
   std::vector<int32_t> back = Download<int32_t>(a, 64);
   // a + 4 bytes is one element further: a[1..60] = old a[0..59].
   for (int i = 0; i < 64; ++i) {
@@ -198,8 +198,8 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
 
   std::vector<int32_t> other(64, -1);
   ASSERT_HAL_OK(api_->copy(stream_, HAL_COPY_HOST_TO_HOST,
-                       reinterpret_cast<uint64_t>(other.data()),
-                       reinterpret_cast<uint64_t>(host.data()), 256));
+                           reinterpret_cast<uint64_t>(other.data()),
+                           reinterpret_cast<uint64_t>(host.data()), 256));
   EXPECT_EQ(other, host);
 
   EXPECT_EQ(Take(api_->copy(stream_, HAL_COPY_HOST_TO_DEVICE, a + 4,
@@ -234,7 +234,7 @@ TEST_F(CpuRefTest, CopiesAllKindsWithBoundsChecks) {
   void* pinned = nullptr;
   ASSERT_HAL_OK(api_->host_alloc(device_, 256, &pinned));
   ASSERT_HAL_OK(api_->copy(stream_, HAL_COPY_DEVICE_TO_HOST,
-                       reinterpret_cast<uint64_t>(pinned), a, 256));
+                           reinterpret_cast<uint64_t>(pinned), a, 256));
   ASSERT_HAL_OK(api_->stream_synchronize(stream_));
   EXPECT_EQ(std::memcmp(pinned, back.data(), 256), 0);
   ASSERT_HAL_OK(api_->host_free(device_, pinned));
@@ -279,7 +279,8 @@ TEST_F(CpuRefTest, EventsOrderWorkAcrossStreams) {
   hal_arg fill_args[] = {TensorArg(t), F64Arg(2.5)};
   ASSERT_HAL_OK(api_->event_record(start, producer));
   for (int i = 0; i < 8; ++i) {
-    ASSERT_HAL_OK(api_->launch(producer, Kernel(HAL_KERNEL_FILL), fill_args, 2));
+    ASSERT_HAL_OK(
+        api_->launch(producer, Kernel(HAL_KERNEL_FILL), fill_args, 2));
   }
   ASSERT_HAL_OK(api_->event_record(done, producer));
   ASSERT_HAL_OK(api_->stream_wait_event(consumer, done));
@@ -354,11 +355,11 @@ TEST_F(CpuRefTest, QueueLongerThanTheOperationRingRunsInOrder) {
   std::vector<int64_t> values(kQueued);
   int64_t tail_value = -1;
   ASSERT_HAL_OK(api_->copy(queued, HAL_COPY_DEVICE_TO_HOST,
-                       reinterpret_cast<uint64_t>(values.data()), slots,
-                       kQueued * sizeof(int64_t)));
+                           reinterpret_cast<uint64_t>(values.data()), slots,
+                           kQueued * sizeof(int64_t)));
   ASSERT_HAL_OK(api_->copy(queued, HAL_COPY_DEVICE_TO_HOST,
-                       reinterpret_cast<uint64_t>(&tail_value), last,
-                       sizeof(int64_t)));
+                           reinterpret_cast<uint64_t>(&tail_value), last,
+                           sizeof(int64_t)));
   for (int i = 0; i < kQueued; ++i) {
     ASSERT_EQ(values[i], i) << i;
   }
@@ -708,7 +709,8 @@ TEST_F(CpuRefTest, LaunchRejectsBadArgumentsWithoutEnqueueing) {
 
   // A kernel of device 1 on a stream of device 0.
   hal_kernel* foreign = nullptr;
-  ASSERT_HAL_OK(api_->kernel_lookup(device1_, nullptr, HAL_KERNEL_FILL, &foreign));
+  ASSERT_HAL_OK(
+      api_->kernel_lookup(device1_, nullptr, HAL_KERNEL_FILL, &foreign));
   hal_arg args[] = {good, F64Arg(1)};
   EXPECT_EQ(Take(api_->launch(stream_, foreign, args, 2)).code,
             HAL_STATUS_INVALID_ARGUMENT);

@@ -37,17 +37,17 @@ std::vector<std::string> MissingEntries(const hal_driver_api& api);
 
 }  // namespace driver_kit::testing
 
-#define EXPECT_HAL_OK(expr)                                            \
-  do {                                                                 \
-    const ::driver_kit::testing::Result result_ =                      \
-        ::driver_kit::testing::Take(expr);                             \
-    EXPECT_EQ(result_.code, HAL_STATUS_OK) << result_.message;         \
+#define EXPECT_HAL_OK(expr)                                    \
+  do {                                                         \
+    const ::driver_kit::testing::Result result_ =              \
+        ::driver_kit::testing::Take(expr);                     \
+    EXPECT_EQ(result_.code, HAL_STATUS_OK) << result_.message; \
   } while (0)
-#define ASSERT_HAL_OK(expr)                                            \
-  do {                                                                 \
-    const ::driver_kit::testing::Result result_ =                      \
-        ::driver_kit::testing::Take(expr);                             \
-    ASSERT_EQ(result_.code, HAL_STATUS_OK) << result_.message;         \
+#define ASSERT_HAL_OK(expr)                                    \
+  do {                                                         \
+    const ::driver_kit::testing::Result result_ =              \
+        ::driver_kit::testing::Take(expr);                     \
+    ASSERT_EQ(result_.code, HAL_STATUS_OK) << result_.message; \
   } while (0)
 
 #endif  // HAL_DRIVERS_KIT_TESTING_FAKE_HOST_H_

@@ -251,8 +251,9 @@ constexpr KernelEntry kKernels[] = {
          const Value& x = v[0];
          const Value zero = b.Like(x, 0);
          // NaN compares false both ways and gives 0, as torch.
-         return b.Select(b.Compare(x, zero, "GT"), b.Like(x, 1),
-                         b.Select(b.Compare(x, zero, "LT"), b.Like(x, -1), zero));
+         return b.Select(
+             b.Compare(x, zero, "GT"), b.Like(x, 1),
+             b.Select(b.Compare(x, zero, "LT"), b.Like(x, -1), zero));
        });
      }},
     {"floor",

@@ -31,7 +31,8 @@ TensorArg DenseScratch(KernelLaunch& launch, const TensorArg& like) {
   return dense;
 }
 
-void DispatchCopy(KernelLaunch& launch, const TensorArg& out, const TensorArg& in) {
+void DispatchCopy(KernelLaunch& launch, const TensorArg& out,
+                  const TensorArg& in) {
   ArgBlock block;
   block.Tensor(out);
   block.Tensor(in);
@@ -108,7 +109,8 @@ constexpr const KernelDef* kKernels[] = {&kFillKernel, &kCopyKernel};
 
 }  // namespace
 
-void RecordCopy(KernelLaunch& launch, const TensorArg& out, const TensorArg& in) {
+void RecordCopy(KernelLaunch& launch, const TensorArg& out,
+                const TensorArg& in) {
   if (out.num_elements == 0) {
     return;
   }

@@ -321,8 +321,8 @@ void CheckExtra(const ArgChecker& check, const MapKernel& kernel,
   }
 }
 
-void PrepareMap(const MapKernel& kernel, KernelLaunch& launch, const hal_arg* args,
-                uint32_t num_args) {
+void PrepareMap(const MapKernel& kernel, KernelLaunch& launch,
+                const hal_arg* args, uint32_t num_args) {
   ArgChecker check(kernel.name, launch.memory(), args, num_args,
                    kernel.arg_count());
   MapArgs map{.dest = check.Tensor(0, "out")};
@@ -357,7 +357,8 @@ void PrepareMap(const MapKernel& kernel, KernelLaunch& launch, const hal_arg* ar
 }
 
 template <size_t I>
-void PrepareMapKernel(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareMapKernel(KernelLaunch& launch, const hal_arg* args,
+                      uint32_t num_args) {
   PrepareMap(kMapKernels[I], launch, args, num_args);
 }
 

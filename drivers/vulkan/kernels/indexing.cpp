@@ -149,7 +149,8 @@ void PrepareIndexSelect(KernelLaunch& launch, const hal_arg* args,
                   .bound = in.tensor.sizes[plan.dim]});
 }
 
-void PrepareGather(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareGather(KernelLaunch& launch, const hal_arg* args,
+                   uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_GATHER, launch.memory(), args, num_args, 4);
   const driver_kit::GatherPlan plan = driver_kit::CheckGather(check);
   const TensorArg out = AsRank1(plan.out);
@@ -163,7 +164,8 @@ void PrepareGather(KernelLaunch& launch, const hal_arg* args, uint32_t num_args)
                   .bound = in.tensor.sizes[plan.dim]});
 }
 
-void PrepareIndexAdd(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareIndexAdd(KernelLaunch& launch, const hal_arg* args,
+                     uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_INDEX_ADD, launch.memory(), args, num_args, 5);
   const driver_kit::IndexAddPlan plan = driver_kit::CheckIndexAdd(check);
   const TensorArg self = AsRank1(plan.self);
@@ -201,12 +203,14 @@ void RecordScatter(KernelLaunch& launch, const char* kernel,
   Record(launch, job);
 }
 
-void PrepareScatter(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareScatter(KernelLaunch& launch, const hal_arg* args,
+                    uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SCATTER, launch.memory(), args, num_args, 4);
   RecordScatter(launch, HAL_KERNEL_SCATTER, driver_kit::CheckScatter(check));
 }
 
-void PrepareScatterAdd(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareScatterAdd(KernelLaunch& launch, const hal_arg* args,
+                       uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SCATTER_ADD, launch.memory(), args, num_args, 4);
   RecordScatter(launch, HAL_KERNEL_SCATTER_ADD,
                 driver_kit::CheckScatterAdd(check));

@@ -142,7 +142,8 @@ void RecordPass(KernelLaunch& launch, const LayerNormPass& p) {
   }
 }
 
-void PrepareLayerNorm(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareLayerNorm(KernelLaunch& launch, const hal_arg* args,
+                      uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_LAYER_NORM, launch.memory(), args, num_args, 8);
   const TensorArg out = check.Tensor(0, "out");
   const TensorArg mean = check.Tensor(1, "mean");
@@ -290,7 +291,8 @@ void RecordNll(KernelLaunch& launch, const char* kernel, const NllArgs& nll,
   });
 }
 
-void PrepareNllLoss(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareNllLoss(KernelLaunch& launch, const hal_arg* args,
+                    uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_NLL_LOSS, launch.memory(), args, num_args, 7);
   const TensorArg out = check.Tensor(0, "out");
   const TensorArg total_weight = check.Tensor(1, "total_weight");

@@ -47,7 +47,8 @@ void Record(KernelLaunch& launch, const char* kernel, const TensorArg& param,
   launch.Dispatch(Variant(kernel, param.dtype()), count, block);
 }
 
-void PrepareSgdStep(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareSgdStep(KernelLaunch& launch, const hal_arg* args,
+                    uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SGD_STEP, launch.memory(), args, num_args, 10);
   const driver_kit::SgdArgs sgd = driver_kit::CheckSgdStep(check);
   if (sgd.param.num_elements == 0) return;
@@ -63,7 +64,8 @@ void PrepareSgdStep(KernelLaunch& launch, const hal_arg* args, uint32_t num_args
          {o.weight_decay, o.momentum, 1.0 - o.dampening, -o.lr}, flags);
 }
 
-void PrepareAdamStep(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareAdamStep(KernelLaunch& launch, const hal_arg* args,
+                     uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADAM_STEP, launch.memory(), args, num_args, 14);
   const driver_kit::AdamArgs adam = driver_kit::CheckAdamStep(check);
   if (adam.param.num_elements == 0) return;

@@ -29,8 +29,9 @@ struct Draw {
   int64_t threshold = 0;  // bernoulli with a scalar p
 };
 
-void Record(KernelLaunch& launch, const std::string& variant, const TensorArg& out,
-            const RandomStream& stream, const Draw& draw) {
+void Record(KernelLaunch& launch, const std::string& variant,
+            const TensorArg& out, const RandomStream& stream,
+            const Draw& draw) {
   ArgBlock block;
   block.Tensor(out);
   block.Tensor(draw.p);
@@ -54,7 +55,8 @@ void RequireDouble(const ArgChecker& check, const KernelLaunch& launch) {
   }
 }
 
-void PrepareUniform(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareUniform(KernelLaunch& launch, const hal_arg* args,
+                    uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_UNIFORM, launch.memory(), args, num_args, 5);
   const driver_kit::UniformArgs uniform = driver_kit::CheckUniform(check);
   RequireDouble(check, launch);
@@ -63,7 +65,8 @@ void PrepareUniform(KernelLaunch& launch, const hal_arg* args, uint32_t num_args
          uniform.stream, {.a = uniform.low, .b = uniform.high});
 }
 
-void PrepareNormal(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareNormal(KernelLaunch& launch, const hal_arg* args,
+                   uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_NORMAL, launch.memory(), args, num_args, 5);
   const driver_kit::NormalArgs normal = driver_kit::CheckNormal(check);
   RequireDouble(check, launch);
@@ -72,7 +75,8 @@ void PrepareNormal(KernelLaunch& launch, const hal_arg* args, uint32_t num_args)
          normal.stream, {.a = normal.mean, .b = normal.std});
 }
 
-void PrepareBernoulli(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareBernoulli(KernelLaunch& launch, const hal_arg* args,
+                      uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_BERNOULLI, launch.memory(), args, num_args, 4);
   const driver_kit::BernoulliArgs bernoulli = driver_kit::CheckBernoulli(check);
   const TensorArg& out = bernoulli.out;

@@ -191,7 +191,8 @@ constexpr KeepdimOp Describe(Keepdim op) {
 }
 
 template <Keepdim kOp>
-void PrepareKeepdim(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareKeepdim(KernelLaunch& launch, const hal_arg* args,
+                    uint32_t num_args) {
   constexpr KeepdimOp kDesc = Describe(kOp);
   ArgChecker check(kDesc.kernel, launch.memory(), args, num_args,
                    kDesc.correction ? 3 : 2);
@@ -236,7 +237,8 @@ void PrepareKeepdim(KernelLaunch& launch, const hal_arg* args, uint32_t num_args
 // --- along one dim: max_dim, min_dim, argmax, argmin -------------------------
 
 template <bool kMax, bool kWithValues>
-void PrepareAlongDim(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareAlongDim(KernelLaunch& launch, const hal_arg* args,
+                     uint32_t num_args) {
   constexpr const char* kName =
       kWithValues ? (kMax ? HAL_KERNEL_MAX_DIM : HAL_KERNEL_MIN_DIM)
                   : (kMax ? HAL_KERNEL_ARGMAX : HAL_KERNEL_ARGMIN);

@@ -73,7 +73,8 @@ int64_t StepAlong(const TensorArg& t, int64_t dim) {
 }
 
 template <LineOp kOp>
-void PrepareLineKernel(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void PrepareLineKernel(KernelLaunch& launch, const hal_arg* args,
+                       uint32_t num_args) {
   constexpr LineKernel kDesc = Describe(kOp);
   constexpr uint32_t kInputs = IsBackward(kOp) ? 2 : 1;
   const char* out_name = IsBackward(kOp) ? "grad_in" : "out";

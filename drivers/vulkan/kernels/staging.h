@@ -26,7 +26,8 @@ driver_kit::TensorArg AbsentTensor();
 // stores it into `output`.
 class Staged {
  public:
-  Staged(KernelLaunch& launch, const driver_kit::TensorArg& output, int32_t dtype);
+  Staged(KernelLaunch& launch, const driver_kit::TensorArg& output,
+         int32_t dtype);
 
   const driver_kit::TensorArg& tensor() const { return scratch_; }
   hal_devptr address() const { return scratch_.tensor.data; }

@@ -32,17 +32,17 @@ namespace hal {
 class Stream;
 
 struct AllocatorStats {
-  uint64_t allocated_bytes = 0;       // in blocks handed out, after rounding
-  uint64_t reserved_bytes = 0;        // obtained from the driver
+  uint64_t allocated_bytes = 0;  // in blocks handed out, after rounding
+  uint64_t reserved_bytes = 0;   // obtained from the driver
   uint64_t peak_allocated_bytes = 0;
   uint64_t peak_reserved_bytes = 0;
-  uint64_t requested_bytes = 0;       // as asked, before rounding
-  uint64_t num_allocs = 0;            // allocate() calls that succeeded
+  uint64_t requested_bytes = 0;  // as asked, before rounding
+  uint64_t num_allocs = 0;       // allocate() calls that succeeded
   uint64_t num_frees = 0;
-  uint64_t num_driver_allocs = 0;     // segments obtained from the driver
+  uint64_t num_driver_allocs = 0;  // segments obtained from the driver
   uint64_t num_driver_frees = 0;
-  uint64_t num_ooms = 0;              // allocate() calls that threw OUT_OF_MEMORY
-  uint64_t num_cache_flushes = 0;     // empty_cache(), explicit or on OOM
+  uint64_t num_ooms = 0;           // allocate() calls that threw OUT_OF_MEMORY
+  uint64_t num_cache_flushes = 0;  // empty_cache(), explicit or on OOM
 };
 
 class HAL_API CachingAllocator {

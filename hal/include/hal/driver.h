@@ -56,16 +56,16 @@ typedef enum hal_status_code {
   HAL_STATUS_INVALID_ARGUMENT = 1, /* bad value, size, dtype or handle */
   HAL_STATUS_NOT_FOUND = 2,        /* no such driver, device or kernel */
   HAL_STATUS_OUT_OF_MEMORY = 3,    /* device or pinned memory exhausted */
-  HAL_STATUS_UNSUPPORTED = 4,      /* valid, but not implemented by this driver */
+  HAL_STATUS_UNSUPPORTED = 4,      /* valid, but this driver lacks it */
   HAL_STATUS_UNAVAILABLE = 5,      /* resource busy or temporarily missing */
   HAL_STATUS_DEVICE_LOST = 6,      /* the device is unusable from now on */
   HAL_STATUS_ABORTED = 7,          /* work was cancelled */
   HAL_STATUS_INTERNAL = 8,         /* a bug in the driver or the core */
   HAL_STATUS_NOT_READY = 9,        /* work not complete yet (e.g. elapsed_ms) */
-  HAL_STATUS_VERSION_MISMATCH = 10 /* ABI major differs between core and driver */
+  HAL_STATUS_VERSION_MISMATCH = 10 /* core and driver ABI majors differ */
 } hal_status_code;
 
-/* Opaque; created by the host (hal_host_api.status_create), owned by the core. */
+/* Opaque; made by the host (hal_host_api.status_create), owned by the core. */
 typedef struct hal_status hal_status;
 
 typedef enum hal_log_level {
@@ -107,12 +107,12 @@ typedef uint64_t hal_devptr;
 /* Data types                                                                */
 
 typedef enum hal_dtype {
-  HAL_DTYPE_F32 = 0,  /* required */
+  HAL_DTYPE_F32 = 0, /* required */
   HAL_DTYPE_F16 = 1,
   HAL_DTYPE_BF16 = 2,
   HAL_DTYPE_F64 = 3,
-  HAL_DTYPE_I64 = 4,  /* required */
-  HAL_DTYPE_I32 = 5,  /* required */
+  HAL_DTYPE_I64 = 4, /* required */
+  HAL_DTYPE_I32 = 5, /* required */
   HAL_DTYPE_I16 = 6,
   HAL_DTYPE_I8 = 7,
   HAL_DTYPE_U8 = 8,
@@ -121,18 +121,18 @@ typedef enum hal_dtype {
 } hal_dtype;
 
 #define HAL_DTYPE_BIT(dtype) (1u << (uint32_t)(dtype))
-#define HAL_DTYPES_REQUIRED                                           \
-  (HAL_DTYPE_BIT(HAL_DTYPE_F32) | HAL_DTYPE_BIT(HAL_DTYPE_I64) |      \
+#define HAL_DTYPES_REQUIRED                                      \
+  (HAL_DTYPE_BIT(HAL_DTYPE_F32) | HAL_DTYPE_BIT(HAL_DTYPE_I64) | \
    HAL_DTYPE_BIT(HAL_DTYPE_I32) | HAL_DTYPE_BIT(HAL_DTYPE_BOOL))
 
 /* ------------------------------------------------------------------------ */
 /* Device properties                                                         */
 
 typedef enum hal_capability {
-  HAL_CAP_TIMING_EVENTS = 1u << 0,      /* events created with HAL_EVENT_TIMING */
+  HAL_CAP_TIMING_EVENTS = 1u << 0, /* events created with HAL_EVENT_TIMING */
   HAL_CAP_HOST_MAPPED_MEMORY = 1u << 1, /* a hal_devptr is a host address */
   HAL_CAP_PEER_COPY = 1u << 2,          /* D2D copies between devices */
-  HAL_CAP_STREAM_PRIORITY = 1u << 3     /* priorities other than 0 take effect */
+  HAL_CAP_STREAM_PRIORITY = 1u << 3 /* priorities other than 0 take effect */
 } hal_capability;
 
 /* Filled by device_properties(). The caller sets struct_size to the size it
@@ -146,10 +146,10 @@ typedef struct hal_device_properties {
   uint64_t total_memory;        /* bytes */
   uint64_t max_allocation_size; /* bytes; largest single mem_alloc */
   uint32_t compute_units;
-  uint32_t dtypes;              /* HAL_DTYPE_BIT mask of supported dtypes */
-  uint64_t capabilities;        /* hal_capability mask */
-  uint32_t kernel_set_version;  /* version of the standard kernel set offered */
-  uint32_t min_alignment;       /* every mem_alloc is aligned at least this much */
+  uint32_t dtypes;             /* HAL_DTYPE_BIT mask of supported dtypes */
+  uint64_t capabilities;       /* hal_capability mask */
+  uint32_t kernel_set_version; /* version of the standard kernel set offered */
+  uint32_t min_alignment; /* every mem_alloc is aligned at least this much */
   int32_t stream_priority_low;  /* least urgent priority; 0 is the default */
   int32_t stream_priority_high; /* most urgent priority (<= low, as in CUDA) */
 } hal_device_properties;
@@ -277,7 +277,8 @@ typedef struct hal_driver_api {
   hal_status* (*event_destroy)(hal_event* event);
   /* Captures the work enqueued on `stream` so far; re-recording replaces it. */
   hal_status* (*event_record)(hal_event* event, hal_stream* stream);
-  /* *out_complete = 1 if the recorded work has completed (or never recorded). */
+  /* *out_complete = 1 if the recorded work has completed (or never recorded).
+   */
   hal_status* (*event_query)(hal_event* event, int32_t* out_complete);
   hal_status* (*event_synchronize)(hal_event* event);
   /* Milliseconds between two completed records of timing events.
@@ -358,7 +359,7 @@ typedef struct hal_driver_api {
   X(kernel_lookup)                \
   X(launch)
 
-/* The list names every field after `initialize`'s header fields, no more. */
+/* The list names every entry field, from `initialize` to the end. */
 #define HAL_DRIVER_API_COUNT_ONE_(field) +1
 #ifdef __cplusplus
 static_assert

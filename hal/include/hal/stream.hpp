@@ -27,7 +27,8 @@ class HAL_API Stream {
   // Copies `bytes`. A copy from or to pageable host memory has completed
   // when the call returns; with pinned memory (Device::allocate_host) it is
   // asynchronous, in stream order.
-  void copy(hal_copy_kind kind, uint64_t dst, uint64_t src, uint64_t bytes) const;
+  void copy(hal_copy_kind kind, uint64_t dst, uint64_t src,
+            uint64_t bytes) const;
   void copy_to_device(hal_devptr dst, const void* src, uint64_t bytes) const;
   void copy_to_host(void* dst, hal_devptr src, uint64_t bytes) const;
   void copy_on_device(hal_devptr dst, hal_devptr src, uint64_t bytes) const;

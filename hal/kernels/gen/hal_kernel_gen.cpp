@@ -45,9 +45,9 @@ struct TableError : std::runtime_error {
 
 struct Arg {
   std::string name;
-  std::string kind;  // as in the table
-  std::string io;    // in, out, inout
-  uint32_t dtypes = 0;  // HAL_DTYPE_BIT mask; 0: the primary dtype
+  std::string kind;        // as in the table
+  std::string io;          // in, out, inout
+  uint32_t dtypes = 0;     // HAL_DTYPE_BIT mask; 0: the primary dtype
   std::string dtype_text;  // as written, for the docs ("" = primary)
   std::optional<double> default_value;
   std::string default_text;
@@ -106,8 +106,8 @@ Arg parse_arg(const json& entry, const std::string& where) {
   if (!is_identifier(arg.name)) throw TableError(at + ": bad name");
   arg.kind = get_string(entry, "kind", at);
   static const std::set<std::string> kKinds = {
-      "tensor", "scalar", "int", "float", "tensor|scalar", "tensor?",
-      "scalar?"};
+      "tensor",        "scalar",  "int",    "float",
+      "tensor|scalar", "tensor?", "scalar?"};
   if (!kKinds.count(arg.kind)) {
     throw TableError(at + ": unknown kind \"" + arg.kind + "\"");
   }
@@ -244,7 +244,8 @@ std::map<std::string, Tolerance> parse_tolerances(
   return tolerances;
 }
 
-// --- Writers ------------------------------------------------------------------
+// --- Writers
+// ------------------------------------------------------------------
 
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(c));
@@ -352,7 +353,8 @@ extern "C" {
     out << "#define HAL_KERNEL_" << upper(kernel.name) << " "
         << quoted(kernel.name) << "\n";
   }
-  out << "\n/* Every kernel's name macro, in table order: X(HAL_KERNEL_<NAME>) each,\n"
+  out << "\n/* Every kernel's name macro, in table order: X(HAL_KERNEL_<NAME>) "
+         "each,\n"
          " * for code that checks or lists names at compile time. */\n"
          "#define HAL_STANDARD_KERNELS(X)";
   for (const Kernel& kernel : kernels) {
@@ -407,8 +409,8 @@ static inline const hal_kernel_signature* hal_standard_kernel_signatures(void) {
     out << "  static const hal_kernel_arg_signature " << kernel.name
         << "_args[] = {\n";
     for (const Arg& arg : kernel.args) {
-      out << "      {" << quoted(arg.name) << ", " << kinds.at(arg.kind)
-          << ", " << ios.at(arg.io) << ", " << hex(arg.dtypes) << "},\n";
+      out << "      {" << quoted(arg.name) << ", " << kinds.at(arg.kind) << ", "
+          << ios.at(arg.io) << ", " << hex(arg.dtypes) << "},\n";
     }
     out << "  };\n";
   }
@@ -460,8 +462,10 @@ const std::vector<KernelSpec>& kernel_table() {
   static const std::vector<KernelSpec> table = {
 )";
   const std::map<std::string, std::string> kinds = {
-      {"tensor", "kTensor"}, {"scalar", "kScalar"},
-      {"int", "kInt"},       {"float", "kFloat"},
+      {"tensor", "kTensor"},
+      {"scalar", "kScalar"},
+      {"int", "kInt"},
+      {"float", "kFloat"},
       {"tensor|scalar", "kTensorOrScalar"},
       {"tensor?", "kOptionalTensor"},
       {"scalar?", "kOptionalScalar"}};
@@ -472,9 +476,9 @@ const std::vector<KernelSpec>& kernel_table() {
         << quoted(kernel.family) << ",\n       " << quoted(kernel.summary)
         << ",\n       {\n";
     for (const Arg& arg : kernel.args) {
-      out << "           {" << quoted(arg.name) << ", ArgKind::"
-          << kinds.at(arg.kind) << ", ArgIo::" << ios.at(arg.io) << ", "
-          << hex(arg.dtypes) << ", "
+      out << "           {" << quoted(arg.name)
+          << ", ArgKind::" << kinds.at(arg.kind)
+          << ", ArgIo::" << ios.at(arg.io) << ", " << hex(arg.dtypes) << ", "
           << (arg.default_value ? number(*arg.default_value) : "std::nullopt")
           << "},\n";
     }
@@ -503,8 +507,7 @@ const std::vector<KernelSpec>& kernel_table() {
 
 // Markdown table cells: no raw "|" or line breaks.
 std::string cell(std::string text) {
-  for (size_t at = 0; (at = text.find('|', at)) != std::string::npos;
-       at += 2) {
+  for (size_t at = 0; (at = text.find('|', at)) != std::string::npos; at += 2) {
     text.replace(at, 1, "\\|");
   }
   return text;
@@ -526,7 +529,8 @@ std::string docs(const std::vector<Kernel>& kernels,
          "[hal/kernels/README.md](../hal/kernels/README.md).\n\n"
       << "Argument kinds: `tensor`; `scalar` (i64 or f64); `int` (i64 only); "
          "`float` (f64 only); `tensor|scalar`; `tensor?` (a tensor, or "
-         "`HAL_ARG_NONE` when absent); `scalar?` (a scalar, or `HAL_ARG_NONE`). Dtype \"primary\" is the dtype the "
+         "`HAL_ARG_NONE` when absent); `scalar?` (a scalar, or "
+         "`HAL_ARG_NONE`). Dtype \"primary\" is the dtype the "
          "kernel is instantiated for (one of its listed dtypes).\n\n";
   std::vector<std::string> families;
   for (const Kernel& kernel : kernels) {
@@ -540,8 +544,8 @@ std::string docs(const std::vector<Kernel>& kernels,
     bool first = true;
     for (const Kernel& kernel : kernels) {
       if (kernel.family != family) continue;
-      out << (first ? "" : ", ") << "[`" << kernel.name << "`](#"
-          << kernel.name << ")";
+      out << (first ? "" : ", ") << "[`" << kernel.name << "`](#" << kernel.name
+          << ")";
       first = false;
     }
     out << " |\n";
@@ -559,9 +563,9 @@ std::string docs(const std::vector<Kernel>& kernels,
         const bool is_tensor = arg.kind.find("tensor") != std::string::npos;
         out << "| " << i << " | `" << arg.name << "` | `" << cell(arg.kind)
             << "` | " << arg.io << " | "
-            << (!is_tensor                ? ""
+            << (!is_tensor               ? ""
                 : arg.dtype_text.empty() ? "primary"
-                                          : cell(arg.dtype_text))
+                                         : cell(arg.dtype_text))
             << " | " << arg.default_text << " |\n";
       }
       out << "\nDtypes: required " << dtype_list(kernel.required);

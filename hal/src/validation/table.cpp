@@ -60,14 +60,14 @@ struct Thunk<Slot, Method> {
 // The layer's method for table entry `entry`, or nullptr for an entry the
 // layer has no check for (one added to the ABI after it): such an entry goes
 // straight to the driver.
-#define HAL_LAYER_METHOD(entry)                                \
-  template <typename L>                                        \
-  constexpr auto layer_method_##entry() {                      \
-    if constexpr (requires { &L::entry; }) {                   \
-      return &L::entry;                                        \
-    } else {                                                   \
-      return nullptr;                                          \
-    }                                                          \
+#define HAL_LAYER_METHOD(entry)              \
+  template <typename L>                      \
+  constexpr auto layer_method_##entry() {    \
+    if constexpr (requires { &L::entry; }) { \
+      return &L::entry;                      \
+    } else {                                 \
+      return nullptr;                        \
+    }                                        \
   }
 HAL_DRIVER_API_ENTRIES(HAL_LAYER_METHOD)
 #undef HAL_LAYER_METHOD
@@ -83,9 +83,9 @@ hal_driver_api make_table(const hal_driver_api& driver) {
       if (driver.*Entry != nullptr) table.*Entry = &Thunk<Slot, Method>::call;
     }
   };
-#define HAL_ROUTE(entry)                                   \
-  route.template operator()<&hal_driver_api::entry,        \
-                            layer_method_##entry<Layer>()>();
+#define HAL_ROUTE(entry) \
+  route.template         \
+  operator()<&hal_driver_api::entry, layer_method_##entry<Layer>()>();
   HAL_DRIVER_API_ENTRIES(HAL_ROUTE)
 #undef HAL_ROUTE
   return table;

@@ -50,8 +50,8 @@ struct IndexedDim {
 
 // The integer index tensors of `indices` with their dims, or nothing when
 // the composition does not apply (a mask, or no index tensor at all).
-std::optional<std::vector<IndexedDim>> integer_indices(const at::Tensor& self,
-                                                       const IndexList& indices) {
+std::optional<std::vector<IndexedDim>> integer_indices(
+    const at::Tensor& self, const IndexList& indices) {
   TORCH_CHECK_INDEX(static_cast<int64_t>(indices.size()) <= self.dim(),
                     "too many indices for tensor of dimension ", self.dim(),
                     " (got ", indices.size(), ")");
@@ -80,10 +80,12 @@ struct IndexShape {
   at::DimVector after;   // non-indexed dims behind them
 };
 
-IndexShape index_shape(const at::Tensor& self, const std::vector<IndexedDim>& indexed) {
+IndexShape index_shape(const at::Tensor& self,
+                       const std::vector<IndexedDim>& indexed) {
   IndexShape shape;
   for (const IndexedDim& i : indexed) {
-    shape.broadcast = at::infer_size_dimvector(shape.broadcast, i.index.sizes());
+    shape.broadcast =
+        at::infer_size_dimvector(shape.broadcast, i.index.sizes());
   }
   const bool adjacent = indexed.back().dim - indexed.front().dim + 1 ==
                         static_cast<int64_t>(indexed.size());
@@ -100,7 +102,8 @@ IndexShape index_shape(const at::Tensor& self, const std::vector<IndexedDim>& in
 }
 
 // One linear index into the flattened indexed dims, of the broadcast shape.
-at::Tensor linear_index(const at::Tensor& self, const std::vector<IndexedDim>& indexed,
+at::Tensor linear_index(const at::Tensor& self,
+                        const std::vector<IndexedDim>& indexed,
                         at::IntArrayRef broadcast) {
   at::Tensor linear;
   int64_t stride = 1;
@@ -109,11 +112,12 @@ at::Tensor linear_index(const at::Tensor& self, const std::vector<IndexedDim>& i
     const at::Tensor wrapped =
         at::where(at::lt(i->index, 0), at::add(i->index, size), i->index);
     // Host-made and tiny: one entry per position of this dim.
-    const at::Tensor offsets = at::arange(size, at::TensorOptions().dtype(at::kLong))
-                                   .mul_(stride)
-                                   .to(self.device());
-    const at::Tensor part =
-        at::index_select(offsets, 0, wrapped.reshape({-1})).view(wrapped.sizes());
+    const at::Tensor offsets =
+        at::arange(size, at::TensorOptions().dtype(at::kLong))
+            .mul_(stride)
+            .to(self.device());
+    const at::Tensor part = at::index_select(offsets, 0, wrapped.reshape({-1}))
+                                .view(wrapped.sizes());
     linear = linear.defined() ? at::add(linear, part) : part;
     stride *= size;
   }
@@ -127,7 +131,8 @@ struct Flattened {
   at::DimVector flat_sizes;
 };
 
-Flattened indexed_dims_first(const at::Tensor& self, const std::vector<IndexedDim>& indexed) {
+Flattened indexed_dims_first(const at::Tensor& self,
+                             const std::vector<IndexedDim>& indexed) {
   std::vector<int64_t> order;
   int64_t rows = 1;
   for (const IndexedDim& i : indexed) {
@@ -144,11 +149,14 @@ Flattened indexed_dims_first(const at::Tensor& self, const std::vector<IndexedDi
   return {self.permute(order), flat_sizes};
 }
 
-at::Tensor& index_out(const at::Tensor& self, const IndexList& indices, at::Tensor& out) {
-  const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
+at::Tensor& index_out(const at::Tensor& self, const IndexList& indices,
+                      at::Tensor& out) {
+  const std::optional<std::vector<IndexedDim>> indexed =
+      integer_indices(self, indices);
   if (!indexed.has_value()) {
-    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::index_Tensor_out>::call(
-        self, indices, out);
+    return at::native::call_fallback_fn<
+        &fall_back_to_cpu, at::_ops::index_Tensor_out>::call(self, indices,
+                                                             out);
   }
   const IndexShape shape = index_shape(self, *indexed);
   const Flattened flattened = indexed_dims_first(self, *indexed);
@@ -157,41 +165,50 @@ at::Tensor& index_out(const at::Tensor& self, const IndexList& indices, at::Tens
   at::DimVector sizes(shape.before);
   sizes.append(shape.broadcast.begin(), shape.broadcast.end());
   sizes.append(shape.after.begin(), shape.after.end());
-  return write_out(out, sizes, self.scalar_type(), [&](const at::Tensor& result) {
-    if (result.numel() == 0) return;
-    at::DimVector gathered_sizes(shape.broadcast);
-    gathered_sizes.append(shape.before.begin(), shape.before.end());
-    gathered_sizes.append(shape.after.begin(), shape.after.end());
-    const at::Tensor gathered =
-        at::index_select(flat, 0, linear_index(self, *indexed, shape.broadcast))
-            .view(gathered_sizes);
-    // Move the broadcast dims behind `before` (a no-op when it is empty).
-    const auto indexed_rank = static_cast<int64_t>(shape.broadcast.size());
-    const auto before_rank = static_cast<int64_t>(shape.before.size());
-    std::vector<int64_t> placement;
-    for (int64_t d = 0; d < before_rank; ++d) placement.push_back(indexed_rank + d);
-    for (int64_t d = 0; d < indexed_rank; ++d) placement.push_back(d);
-    for (int64_t d = indexed_rank + before_rank; d < gathered.dim(); ++d) placement.push_back(d);
-    const at::Tensor placed = gathered.permute(placement);
-    launch(result, "copy", {tensor_arg(result), tensor_arg(placed)});
-  });
+  return write_out(
+      out, sizes, self.scalar_type(), [&](const at::Tensor& result) {
+        if (result.numel() == 0) return;
+        at::DimVector gathered_sizes(shape.broadcast);
+        gathered_sizes.append(shape.before.begin(), shape.before.end());
+        gathered_sizes.append(shape.after.begin(), shape.after.end());
+        const at::Tensor gathered =
+            at::index_select(flat, 0,
+                             linear_index(self, *indexed, shape.broadcast))
+                .view(gathered_sizes);
+        // Move the broadcast dims behind `before` (a no-op when it is empty).
+        const auto indexed_rank = static_cast<int64_t>(shape.broadcast.size());
+        const auto before_rank = static_cast<int64_t>(shape.before.size());
+        std::vector<int64_t> placement;
+        for (int64_t d = 0; d < before_rank; ++d)
+          placement.push_back(indexed_rank + d);
+        for (int64_t d = 0; d < indexed_rank; ++d) placement.push_back(d);
+        for (int64_t d = indexed_rank + before_rank; d < gathered.dim(); ++d)
+          placement.push_back(d);
+        const at::Tensor placed = gathered.permute(placement);
+        launch(result, "copy", {tensor_arg(result), tensor_arg(placed)});
+      });
 }
 
 // self[indices] = values (values broadcast to the indexed result's shape),
 // or += with accumulate. The rows are written into a flattened view of self,
 // or into a flattened copy that is copied back where self's strides allow no
 // such view.
-at::Tensor& index_put(at::Tensor& self, const IndexList& indices, const at::Tensor& values,
-                      bool accumulate, bool unsafe) {
-  const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
+at::Tensor& index_put(at::Tensor& self, const IndexList& indices,
+                      const at::Tensor& values, bool accumulate, bool unsafe) {
+  const std::optional<std::vector<IndexedDim>> indexed =
+      integer_indices(self, indices);
   // The index_add kernel has no bool; CPU accumulates bools as a logical or.
   if (!indexed.has_value() || values.device() != self.device() ||
       (accumulate && self.scalar_type() == at::kBool)) {
-    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::_index_put_impl_>::call(
-        self, indices, values, accumulate, unsafe);
+    return at::native::call_fallback_fn<
+        &fall_back_to_cpu, at::_ops::_index_put_impl_>::call(self, indices,
+                                                             values, accumulate,
+                                                             unsafe);
   }
-  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Index put requires the source and "
-              "destination dtypes match, got ", self.scalar_type(), " for the destination and ",
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+              "Index put requires the source and "
+              "destination dtypes match, got ",
+              self.scalar_type(), " for the destination and ",
               values.scalar_type(), " for the source.");
   at::assert_no_internal_overlap(self);
   at::assert_no_overlap(self, values);
@@ -206,44 +223,54 @@ at::Tensor& index_put(at::Tensor& self, const IndexList& indices, const at::Tens
   const auto indexed_rank = static_cast<int64_t>(shape.broadcast.size());
   const auto before_rank = static_cast<int64_t>(shape.before.size());
   std::vector<int64_t> rows_first;
-  for (int64_t d = 0; d < indexed_rank; ++d) rows_first.push_back(before_rank + d);
+  for (int64_t d = 0; d < indexed_rank; ++d)
+    rows_first.push_back(before_rank + d);
   for (int64_t d = 0; d < before_rank; ++d) rows_first.push_back(d);
-  for (int64_t d = indexed_rank + before_rank; d < static_cast<int64_t>(result_sizes.size()); ++d)
+  for (int64_t d = indexed_rank + before_rank;
+       d < static_cast<int64_t>(result_sizes.size()); ++d)
     rows_first.push_back(d);
   at::DimVector row_sizes{linear.numel()};
-  row_sizes.append(flattened.flat_sizes.begin() + 1, flattened.flat_sizes.end());
+  row_sizes.append(flattened.flat_sizes.begin() + 1,
+                   flattened.flat_sizes.end());
   const at::Tensor rows =
       values.expand(result_sizes).permute(rows_first).reshape(row_sizes);
 
   const at::Tensor& permuted = flattened.permuted;
   const bool viewable =
-      at::detail::computeStride(permuted.sizes(), permuted.strides(), flattened.flat_sizes)
+      at::detail::computeStride(permuted.sizes(), permuted.strides(),
+                                flattened.flat_sizes)
           .has_value();
   const at::Tensor target = viewable ? permuted.view(flattened.flat_sizes)
                                      : permuted.reshape(flattened.flat_sizes);
   if (accumulate) {
-    const hal_arg one = at::isFloatingType(self.scalar_type()) ? float_arg(1.0) : int_arg(1);
+    const hal_arg one =
+        at::isFloatingType(self.scalar_type()) ? float_arg(1.0) : int_arg(1);
     launch(target, "index_add",
-           {tensor_arg(target), int_arg(0), tensor_arg(linear), tensor_arg(rows), one});
+           {tensor_arg(target), int_arg(0), tensor_arg(linear),
+            tensor_arg(rows), one});
   } else {
     at::DimVector index_sizes(row_sizes.size(), 1);
     index_sizes[0] = linear.numel();
     const at::Tensor spread = linear.view(index_sizes).expand(row_sizes);
-    launch(target, "scatter", {tensor_arg(target), int_arg(0), tensor_arg(spread),
-                               tensor_arg(rows)});
+    launch(
+        target, "scatter",
+        {tensor_arg(target), int_arg(0), tensor_arg(spread), tensor_arg(rows)});
   }
   if (!viewable) {
-    launch(self, "copy", {tensor_arg(flattened.permuted), tensor_arg(target.view(
-                              flattened.permuted.sizes()))});
+    launch(self, "copy",
+           {tensor_arg(flattened.permuted),
+            tensor_arg(target.view(flattened.permuted.sizes()))});
   }
   return self;
 }
 
 at::Tensor index(const at::Tensor& self, const IndexList& indices) {
-  const std::optional<std::vector<IndexedDim>> indexed = integer_indices(self, indices);
+  const std::optional<std::vector<IndexedDim>> indexed =
+      integer_indices(self, indices);
   if (!indexed.has_value()) {
-    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::index_Tensor>::call(
-        self, indices);
+    return at::native::call_fallback_fn<&fall_back_to_cpu,
+                                        at::_ops::index_Tensor>::call(self,
+                                                                      indices);
   }
   at::Tensor out = at::empty({0}, self.options());
   return index_out(self, indices, out);

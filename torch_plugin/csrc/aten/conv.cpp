@@ -48,8 +48,9 @@ bool is_2d(const at::Tensor& input, const at::Tensor& weight) {
   return input.dim() == 4 && weight.dim() == 4;
 }
 
-Conv2dParams conv2d_params(const char* op, at::IntArrayRef stride, at::IntArrayRef padding,
-                           at::IntArrayRef dilation, int64_t groups) {
+Conv2dParams conv2d_params(const char* op, at::IntArrayRef stride,
+                           at::IntArrayRef padding, at::IntArrayRef dilation,
+                           int64_t groups) {
   TORCH_CHECK(stride.size() == 2 && padding.size() == 2 && dilation.size() == 2,
               op, ": expected 2 values each of stride, padding and dilation");
   return {{stride[0], stride[1]},
@@ -63,13 +64,17 @@ int64_t conv_output_size(int64_t input, int64_t kernel, int64_t stride,
   return (input + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
 }
 
-int64_t transposed_output_size(int64_t input, int64_t kernel, int64_t stride, int64_t pad,
-                               int64_t dilation, int64_t output_padding) {
-  return (input - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1;
+int64_t transposed_output_size(int64_t input, int64_t kernel, int64_t stride,
+                               int64_t pad, int64_t dilation,
+                               int64_t output_padding) {
+  return (input - 1) * stride - 2 * pad + dilation * (kernel - 1) +
+         output_padding + 1;
 }
 
-void launch_conv2d(const at::Tensor& out, const at::Tensor& input, const at::Tensor& weight,
-                   const std::optional<at::Tensor>& bias, const Conv2dParams& p) {
+void launch_conv2d(const at::Tensor& out, const at::Tensor& input,
+                   const at::Tensor& weight,
+                   const std::optional<at::Tensor>& bias,
+                   const Conv2dParams& p) {
   launch(out, "conv2d",
          {tensor_arg(out), tensor_arg(input), tensor_arg(weight),
           optional_tensor_arg(bias), int_arg(p.stride[0]), int_arg(p.stride[1]),
@@ -92,9 +97,11 @@ void launch_conv_backward(KernelName kernel, const at::Tensor& grad,
 // grad_out summed over N, oH, oW (the keepdim form [1, C, 1, 1]).
 at::Tensor bias_gradient(const at::Tensor& grad_output) {
   const int64_t channels = grad_output.size(1);
-  at::Tensor grad_bias = empty_like_device(grad_output, {channels}, grad_output.scalar_type());
+  at::Tensor grad_bias =
+      empty_like_device(grad_output, {channels}, grad_output.scalar_type());
   launch(grad_bias, "sum",
-         {tensor_arg(grad_bias.view({1, channels, 1, 1})), tensor_arg(grad_output)});
+         {tensor_arg(grad_bias.view({1, channels, 1, 1})),
+          tensor_arg(grad_output)});
   return grad_bias;
 }
 
@@ -110,41 +117,47 @@ at::Tensor bias_gradient(const at::Tensor& grad_output) {
 // that convolution's output size, which adds nothing to the result.
 at::Tensor zero_padded_to(const at::Tensor& t, int64_t height, int64_t width) {
   if (t.size(2) == height && t.size(3) == width) return t;
-  at::Tensor padded = empty_like_device(t, {t.size(0), t.size(1), height, width}, t.scalar_type());
+  at::Tensor padded = empty_like_device(
+      t, {t.size(0), t.size(1), height, width}, t.scalar_type());
   launch(padded, "fill", {tensor_arg(padded), int_arg(0)});
-  const at::Tensor inner = padded.narrow(2, 0, t.size(2)).narrow(3, 0, t.size(3));
+  const at::Tensor inner =
+      padded.narrow(2, 0, t.size(2)).narrow(3, 0, t.size(3));
   launch(padded, "copy", {tensor_arg(inner), tensor_arg(t)});
   return padded;
 }
 
 // The size conv2d gives for `output` (the transposed convolution's output
 // sizes): where the transposed convolution's input counts as zero-padded to.
-std::array<int64_t, 2> adjoint_input_sizes(at::IntArrayRef output, const at::Tensor& weight,
+std::array<int64_t, 2> adjoint_input_sizes(at::IntArrayRef output,
+                                           const at::Tensor& weight,
                                            const Conv2dParams& p) {
-  return {conv_output_size(output[2], weight.size(2), p.stride[0], p.padding[0], p.dilation[0]),
+  return {conv_output_size(output[2], weight.size(2), p.stride[0], p.padding[0],
+                           p.dilation[0]),
           conv_output_size(output[3], weight.size(3), p.stride[1], p.padding[1],
                            p.dilation[1])};
 }
 at::Tensor transposed_conv2d(const at::Tensor& input, const at::Tensor& weight,
-                             const std::optional<at::Tensor>& bias, const Conv2dParams& p,
+                             const std::optional<at::Tensor>& bias,
+                             const Conv2dParams& p,
                              at::IntArrayRef output_padding) {
-  TORCH_CHECK(output_padding.size() == 2, "convolution: expected 2 values of output_padding");
+  TORCH_CHECK(output_padding.size() == 2,
+              "convolution: expected 2 values of output_padding");
   at::Tensor out = empty_like_device(
       input,
       {input.size(0), weight.size(1) * p.groups,
-       transposed_output_size(input.size(2), weight.size(2), p.stride[0], p.padding[0],
-                              p.dilation[0], output_padding[0]),
-       transposed_output_size(input.size(3), weight.size(3), p.stride[1], p.padding[1],
-                              p.dilation[1], output_padding[1])},
+       transposed_output_size(input.size(2), weight.size(2), p.stride[0],
+                              p.padding[0], p.dilation[0], output_padding[0]),
+       transposed_output_size(input.size(3), weight.size(3), p.stride[1],
+                              p.padding[1], p.dilation[1], output_padding[1])},
       input.scalar_type());
   const auto [height, width] = adjoint_input_sizes(out.sizes(), weight, p);
-  launch_conv_backward("conv2d_backward_input", out, zero_padded_to(input, height, width),
-                       weight, p);
+  launch_conv_backward("conv2d_backward_input", out,
+                       zero_padded_to(input, height, width), weight, p);
   if (bias.has_value() && bias->defined()) {
     const at::Tensor column = bias->view({1, -1, 1, 1});
     launch(out, "add",
-           {tensor_arg(out), tensor_arg(out), broadcast_tensor_arg(column, out.sizes()),
-            int_arg(1)});
+           {tensor_arg(out), tensor_arg(out),
+            broadcast_tensor_arg(column, out.sizes()), int_arg(1)});
   }
   return out;
 }
@@ -157,13 +170,17 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
   if (!is_2d(input, weight)) {
     note_cpu_fallback("aten::convolution_overrideable");
     const std::optional<at::Tensor> host_bias =
-        bias.has_value() && bias->defined() ? std::optional(bias->cpu()) : std::nullopt;
-    return at::convolution(input.cpu(), weight.cpu(), host_bias, stride, padding, dilation,
-                           transposed, output_padding, groups)
+        bias.has_value() && bias->defined() ? std::optional(bias->cpu())
+                                            : std::nullopt;
+    return at::convolution(input.cpu(), weight.cpu(), host_bias, stride,
+                           padding, dilation, transposed, output_padding,
+                           groups)
         .to(input.device());
   }
-  const Conv2dParams p = conv2d_params("convolution", stride, padding, dilation, groups);
-  if (transposed) return transposed_conv2d(input, weight, bias, p, output_padding);
+  const Conv2dParams p =
+      conv2d_params("convolution", stride, padding, dilation, groups);
+  if (transposed)
+    return transposed_conv2d(input, weight, bias, p, output_padding);
   at::Tensor out = empty_like_device(
       input,
       {input.size(0), weight.size(0),
@@ -183,10 +200,12 @@ TensorTriple convolution_backward(
     int64_t groups, std::array<bool, 3> output_mask) {
   if (!is_2d(input, weight)) {
     note_cpu_fallback("aten::convolution_backward_overrideable");
-    const int64_t bias_size = transposed ? weight.size(1) * groups : weight.size(0);
+    const int64_t bias_size =
+        transposed ? weight.size(1) * groups : weight.size(0);
     auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
-        grad_output.cpu(), input.cpu(), weight.cpu(), at::IntArrayRef{bias_size}, stride,
-        padding, dilation, transposed, output_padding, groups, output_mask);
+        grad_output.cpu(), input.cpu(), weight.cpu(),
+        at::IntArrayRef{bias_size}, stride, padding, dilation, transposed,
+        output_padding, groups, output_mask);
     const auto back = [&](const at::Tensor& t) {
       return t.defined() ? t.to(input.device()) : t;
     };
@@ -195,24 +214,30 @@ TensorTriple convolution_backward(
   const Conv2dParams params =
       conv2d_params("convolution_backward", stride, padding, dilation, groups);
   at::Tensor grad_input, grad_weight, grad_bias;
-  const auto [height, width] = transposed ? adjoint_input_sizes(grad_output.sizes(), weight, params)
-                                          : std::array<int64_t, 2>{};
+  const auto [height, width] =
+      transposed ? adjoint_input_sizes(grad_output.sizes(), weight, params)
+                 : std::array<int64_t, 2>{};
   if (output_mask[0]) {
     grad_input = empty_like_device(input, input.sizes(), input.scalar_type());
     if (transposed) {
       // The gradient of the zero padding is dropped.
-      const bool padded_input = height != input.size(2) || width != input.size(3);
+      const bool padded_input =
+          height != input.size(2) || width != input.size(3);
       const at::Tensor padded =
-          padded_input ? empty_like_device(input, {input.size(0), input.size(1), height, width},
-                                           input.scalar_type())
-                       : grad_input;
+          padded_input
+              ? empty_like_device(input,
+                                  {input.size(0), input.size(1), height, width},
+                                  input.scalar_type())
+              : grad_input;
       launch_conv2d(padded, grad_output, weight, std::nullopt, params);
       if (padded_input) {
-        const at::Tensor inner = padded.narrow(2, 0, input.size(2)).narrow(3, 0, input.size(3));
+        const at::Tensor inner =
+            padded.narrow(2, 0, input.size(2)).narrow(3, 0, input.size(3));
         launch(grad_input, "copy", {tensor_arg(grad_input), tensor_arg(inner)});
       }
     } else {
-      launch_conv_backward("conv2d_backward_input", grad_input, grad_output, weight, params);
+      launch_conv_backward("conv2d_backward_input", grad_input, grad_output,
+                           weight, params);
     }
   }
   if (output_mask[1]) {
@@ -220,9 +245,11 @@ TensorTriple convolution_backward(
         empty_like_device(weight, weight.sizes(), weight.scalar_type());
     if (transposed) {
       launch_conv_backward("conv2d_backward_weight", grad_weight,
-                           zero_padded_to(input, height, width), grad_output, params);
+                           zero_padded_to(input, height, width), grad_output,
+                           params);
     } else {
-      launch_conv_backward("conv2d_backward_weight", grad_weight, grad_output, input, params);
+      launch_conv_backward("conv2d_backward_weight", grad_weight, grad_output,
+                           input, params);
     }
   }
   if (output_mask[2]) grad_bias = bias_gradient(grad_output);

@@ -350,12 +350,15 @@ constexpr BinaryOp kMul{"mul", Result::promoted}, kPow{"pow", Result::promoted},
 Elementwise bitwise_not_plan(const at::Tensor& self) {
   const at::ScalarType type = self.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(type, /*includeBool=*/true),
-                              "\"bitwise_not\" not implemented for '", type, "'");
+                              "\"bitwise_not\" not implemented for '", type,
+                              "'");
   if (type == at::kBool) return unary_plan<kLogicalNot>(self);
   return binary_plan<kBitwiseXor>(self, wrap(-1));
 }
 
-at::Tensor bitwise_not(const at::Tensor& self) { return bitwise_not_plan(self).run(); }
+at::Tensor bitwise_not(const at::Tensor& self) {
+  return bitwise_not_plan(self).run();
+}
 
 at::Tensor& bitwise_not_(at::Tensor& self) {
   return bitwise_not_plan(self).run_in_place(self);

@@ -24,32 +24,40 @@ at::Scalar bound_for(const at::Tensor& self, const at::Scalar& bound) {
              : bound;
 }
 
-at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& min, const at::Scalar& max,
-                         at::Tensor& out) {
+at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& min,
+                         const at::Scalar& max, at::Tensor& out) {
   return at::clamp_out(out, self, bound_for(self, min), bound_for(self, max));
 }
 
-at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min, const at::Scalar& max) {
+at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min,
+                    const at::Scalar& max) {
   at::Tensor out = at::empty_like(self);
   return hardtanh_out(self, min, max, out);
 }
 
-at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& min, const at::Scalar& max) {
+at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& min,
+                      const at::Scalar& max) {
   return hardtanh_out(self, min, max, self);
 }
 
 // CPU's rule: no gradient where self <= min or self >= max (NaN passes it).
-at::Tensor hardtanh_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                             const at::Scalar& min, const at::Scalar& max) {
-  const at::Tensor clipped = at::logical_or(at::le(self, min), at::ge(self, max));
-  return at::where(clipped, at::scalar_tensor(0, grad_output.options()), grad_output);
+at::Tensor hardtanh_backward(const at::Tensor& grad_output,
+                             const at::Tensor& self, const at::Scalar& min,
+                             const at::Scalar& max) {
+  const at::Tensor clipped =
+      at::logical_or(at::le(self, min), at::ge(self, max));
+  return at::where(clipped, at::scalar_tensor(0, grad_output.options()),
+                   grad_output);
 }
 
-at::Tensor& hardtanh_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                  const at::Scalar& min, const at::Scalar& max,
+at::Tensor& hardtanh_backward_out(const at::Tensor& grad_output,
+                                  const at::Tensor& self, const at::Scalar& min,
+                                  const at::Scalar& max,
                                   at::Tensor& grad_input) {
-  const at::Tensor clipped = at::logical_or(at::le(self, min), at::ge(self, max));
-  return at::where_out(grad_input, clipped, at::scalar_tensor(0, grad_output.options()),
+  const at::Tensor clipped =
+      at::logical_or(at::le(self, min), at::ge(self, max));
+  return at::where_out(grad_input, clipped,
+                       at::scalar_tensor(0, grad_output.options()),
                        grad_output);
 }
 
@@ -58,19 +66,23 @@ at::Tensor& hardtanh_backward_out(const at::Tensor& grad_output, const at::Tenso
 enum class Extremum { max, min };
 
 template <Extremum kind>
-at::Tensor& nan_ignoring_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  const at::Tensor extremum =
-      kind == Extremum::max ? at::maximum(self, other) : at::minimum(self, other);
-  const at::Tensor unless_self_nan = at::where(at::isnan(self), other, extremum);
+at::Tensor& nan_ignoring_out(const at::Tensor& self, const at::Tensor& other,
+                             at::Tensor& out) {
+  const at::Tensor extremum = kind == Extremum::max ? at::maximum(self, other)
+                                                    : at::minimum(self, other);
+  const at::Tensor unless_self_nan =
+      at::where(at::isnan(self), other, extremum);
   return at::where_out(out, at::isnan(other), self, unless_self_nan);
 }
 
 template <Extremum kind>
 at::Tensor nan_ignoring(const at::Tensor& self, const at::Tensor& other) {
-  const at::Tensor extremum =
-      kind == Extremum::max ? at::maximum(self, other) : at::minimum(self, other);
-  const at::Tensor unless_self_nan = at::where(at::isnan(self), other, extremum);
-  return at::where(at::isnan(other), self, unless_self_nan).to(extremum.scalar_type());
+  const at::Tensor extremum = kind == Extremum::max ? at::maximum(self, other)
+                                                    : at::minimum(self, other);
+  const at::Tensor unless_self_nan =
+      at::where(at::isnan(self), other, extremum);
+  return at::where(at::isnan(other), self, unless_self_nan)
+      .to(extremum.scalar_type());
 }
 
 }  // namespace

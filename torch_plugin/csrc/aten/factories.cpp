@@ -28,19 +28,22 @@ at::Tensor& computed_on_host(at::Tensor& out, FillHost fill_host) {
 
 at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end,
                        const at::Scalar& step, at::Tensor& out) {
-  return computed_on_host(out, [&](at::Tensor& host) { at::arange_out(host, start, end, step); });
-}
-
-at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps,
-                         at::Tensor& out) {
-  return computed_on_host(out,
-                          [&](at::Tensor& host) { at::linspace_out(host, start, end, steps); });
-}
-
-at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps,
-                         double base, at::Tensor& out) {
   return computed_on_host(
-      out, [&](at::Tensor& host) { at::logspace_out(host, start, end, steps, base); });
+      out, [&](at::Tensor& host) { at::arange_out(host, start, end, step); });
+}
+
+at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end,
+                         int64_t steps, at::Tensor& out) {
+  return computed_on_host(out, [&](at::Tensor& host) {
+    at::linspace_out(host, start, end, steps);
+  });
+}
+
+at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end,
+                         int64_t steps, double base, at::Tensor& out) {
+  return computed_on_host(out, [&](at::Tensor& host) {
+    at::logspace_out(host, start, end, steps, base);
+  });
 }
 
 at::Tensor& eye_out(int64_t n, at::Tensor& out) {
@@ -48,7 +51,8 @@ at::Tensor& eye_out(int64_t n, at::Tensor& out) {
 }
 
 at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& out) {
-  return computed_on_host(out, [&](at::Tensor& host) { at::eye_out(host, n, m); });
+  return computed_on_host(out,
+                          [&](at::Tensor& host) { at::eye_out(host, n, m); });
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ Counts& counts() {
 // Read on every fallback, so a test can switch it with os.environ.
 bool strict() {
   const char* env = std::getenv("HAL_STRICT");
-  return env != nullptr && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
+  return env != nullptr && std::strcmp(env, "") != 0 &&
+         std::strcmp(env, "0") != 0;
 }
 
 void for_each_hal_tensor(const c10::IValue& value,
@@ -69,7 +70,8 @@ void check_copy_keeps_semantics(const c10::FunctionSchema& schema,
       at::assert_no_internal_overlap(written);
       for (size_t j = 0; j < count; ++j) {
         for_each_hal_tensor(args[j], [&](const at::Tensor& other) {
-          if (!other.is_same(written)) at::assert_no_partial_overlap(written, other);
+          if (!other.is_same(written))
+            at::assert_no_partial_overlap(written, other);
         });
       }
     });
@@ -88,7 +90,8 @@ void fall_back_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 void note_cpu_fallback(const std::string& op) {
-  TORCH_CHECK(!strict(), "HAL_STRICT=1: '", op, "' has no hal kernel and would fall back to CPU");
+  TORCH_CHECK(!strict(), "HAL_STRICT=1: '", op,
+              "' has no hal kernel and would fall back to CPU");
   Counts& c = counts();
   std::lock_guard lock(c.mutex);
   ++c.by_op[op];

@@ -12,18 +12,18 @@
 // complex dtype, so an op with a hal kernel refuses them by name.
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/CachingHostAllocator.h>
-#include <c10/core/CachingDeviceAllocator.h>
 #include <ATen/ops/_copy_from.h>
+#include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/any.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/ne.h>
-#include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/resize_native.h>
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/view_native.h>
+#include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
@@ -94,21 +94,23 @@ at::Tensor reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size,
 const at::Tensor& resize(const at::Tensor& self, c10::SymIntArrayRef size,
                          std::optional<at::MemoryFormat> memory_format) {
   const c10::DeviceGuard guard(self.device());
-  return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), memory_format);
+  return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size),
+                             memory_format);
 }
 
 at::Tensor& set_storage(at::Tensor& self, at::Storage source) {
   const int64_t elements =
       static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
-  return at::native::set_storage_cpu_(self, std::move(source), 0, {elements}, {});
+  return at::native::set_storage_cpu_(self, std::move(source), 0, {elements},
+                                      {});
 }
 
 at::Tensor& set_storage_offset(at::Tensor& self, at::Storage source,
                                c10::SymInt offset, c10::SymIntArrayRef size,
                                c10::SymIntArrayRef stride) {
-  return at::native::set_storage_cpu_(self, std::move(source), offset.expect_int(),
-                                      C10_AS_INTARRAYREF_SLOW(size),
-                                      C10_AS_INTARRAYREF_SLOW(stride));
+  return at::native::set_storage_cpu_(
+      self, std::move(source), offset.expect_int(),
+      C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride));
 }
 
 at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) {
@@ -156,7 +158,9 @@ void finish_host_side(const at::Tensor& host, const at::Tensor& hal_tensor,
   }
 }
 
-bool is_complex(const at::Tensor& t) { return at::isComplexType(t.scalar_type()); }
+bool is_complex(const at::Tensor& t) {
+  return at::isComplexType(t.scalar_type());
+}
 
 // The stored real pairs of a complex tensor, whatever its conjugate bit says
 // (copy_from_conjugate applies the bit).
@@ -185,7 +189,8 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
   } else {
     TORCH_WARN_ONCE(
         "Casting complex values to real discards the imaginary part");
-    launch(dst, "copy", {tensor_arg(dst), tensor_arg(stored_pairs(source).select(-1, 0))});
+    launch(dst, "copy",
+           {tensor_arg(dst), tensor_arg(stored_pairs(source).select(-1, 0))});
   }
 }
 
@@ -199,10 +204,14 @@ void copy_cpu_to_hal(const at::Tensor& src, const at::Tensor& dst,
                      bool non_blocking) {
   // The bytes to send: src itself when its layout already is dst's.
   at::Tensor staged = src.expand_as(dst);
-  if (!same_layout(staged, dst)) staged = staged.to(dst.scalar_type()).contiguous();
-  at::Tensor target = dst.is_contiguous() ? dst : at::empty_like(dst, at::MemoryFormat::Contiguous);
+  if (!same_layout(staged, dst))
+    staged = staged.to(dst.scalar_type()).contiguous();
+  at::Tensor target = dst.is_contiguous()
+                          ? dst
+                          : at::empty_like(dst, at::MemoryFormat::Contiguous);
   const hal::Stream& stream = stream_of(dst);
-  stream.copy(HAL_COPY_HOST_TO_DEVICE, reinterpret_cast<uint64_t>(target.data_ptr()),
+  stream.copy(HAL_COPY_HOST_TO_DEVICE,
+              reinterpret_cast<uint64_t>(target.data_ptr()),
               reinterpret_cast<uint64_t>(staged.data_ptr()), byte_size(target));
   finish_host_side(staged, dst, non_blocking);
   if (!target.is_same(dst)) copy_on_device(dst, target);
@@ -213,7 +222,9 @@ void copy_hal_to_cpu(const at::Tensor& src, const at::Tensor& dst,
   at::Tensor staged = src.expand_as(dst);
   // Convert on the device when it can hold dst's dtype, else on the host.
   const at::ScalarType wire_type =
-      device_supports(src.device().index(), dst.scalar_type()) ? dst.scalar_type() : src.scalar_type();
+      device_supports(src.device().index(), dst.scalar_type())
+          ? dst.scalar_type()
+          : src.scalar_type();
   if (!staged.is_contiguous() || staged.scalar_type() != wire_type) {
     at::Tensor contiguous = empty_like_device(src, dst.sizes(), wire_type);
     copy_on_device(contiguous, staged);
@@ -222,9 +233,9 @@ void copy_hal_to_cpu(const at::Tensor& src, const at::Tensor& dst,
   const bool direct = same_layout(staged, dst);
   at::Tensor target =
       direct ? dst : at::empty(dst.sizes(), dst.options().dtype(wire_type));
-  stream_of(src).copy(HAL_COPY_DEVICE_TO_HOST, reinterpret_cast<uint64_t>(target.data_ptr()),
-                      reinterpret_cast<uint64_t>(staged.data_ptr()),
-                      byte_size(target));
+  stream_of(src).copy(
+      HAL_COPY_DEVICE_TO_HOST, reinterpret_cast<uint64_t>(target.data_ptr()),
+      reinterpret_cast<uint64_t>(staged.data_ptr()), byte_size(target));
   if (non_blocking) {
     finish_host_side(target, src, true);
   } else {
@@ -267,7 +278,8 @@ at::Tensor copy_from_conjugate(const at::Tensor& self, const at::Tensor& dst,
   const at::Tensor source = self.is_cpu() ? self.resolve_conj() : self;
   const bool conjugate = source.is_conj() != dst.is_conj();
   {
-    const c10::impl::ExcludeDispatchKeyGuard stored_values(c10::DispatchKey::Conjugate);
+    const c10::impl::ExcludeDispatchKeyGuard stored_values(
+        c10::DispatchKey::Conjugate);
     at::_copy_from(source, dst, non_blocking && !(conjugate && dst.is_cpu()));
   }
   // A real destination holds the real parts, which conjugation keeps.
@@ -311,8 +323,10 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   if (is_complex(self)) {
     const c10::complex<double> z = value.toComplexDouble();
     const at::Tensor pairs = stored_pairs(self);
-    launch(self, "fill", {tensor_arg(pairs.select(-1, 0)), float_arg(z.real())});
-    launch(self, "fill", {tensor_arg(pairs.select(-1, 1)), float_arg(z.imag())});
+    launch(self, "fill",
+           {tensor_arg(pairs.select(-1, 0)), float_arg(z.real())});
+    launch(self, "fill",
+           {tensor_arg(pairs.select(-1, 1)), float_arg(z.imag())});
   } else {
     launch(self, "fill", {tensor_arg(self), scalar_arg(value)});
   }
@@ -320,8 +334,10 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
 }
 
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
-  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor "
-              "but got tensor with ", value.dim(), " dimensions.");
+  TORCH_CHECK(value.dim() == 0,
+              "fill_ only supports 0-dimension value tensor "
+              "but got tensor with ",
+              value.dim(), " dimensions.");
   if (value.is_cpu()) return fill_scalar(self, value.item());
   if (self.numel() > 0) {
     copy_on_device(self, value);
@@ -341,12 +357,15 @@ at::Tensor& zero(at::Tensor& self) { return fill_scalar(self, 0); }
 bool is_dense_cpu_or_hal(const at::Tensor& t) {
   const c10::DispatchKeySet keys = t.key_set();
   return keys.has(c10::DispatchKey::Dense) &&
-         keys.has_any(c10::DispatchKeySet(
-             {c10::BackendComponent::CPUBit, c10::BackendComponent::PrivateUse1Bit}));
+         keys.has_any(
+             c10::DispatchKeySet({c10::BackendComponent::CPUBit,
+                                  c10::BackendComponent::PrivateUse1Bit}));
 }
 
-bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
-  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set()) ||
+bool has_compatible_shallow_copy_type(const at::Tensor& self,
+                                      const at::Tensor& from) {
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(
+             from.key_set()) ||
          (is_dense_cpu_or_hal(self) && is_dense_cpu_or_hal(from));
 }
 
@@ -385,7 +404,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
   m.impl("zero_", TORCH_FN(zero));
   m.impl("record_stream", TORCH_FN(record_stream));
-  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+  m.impl("_has_compatible_shallow_copy_type",
+         TORCH_FN(has_compatible_shallow_copy_type));
 }
 
 }  // namespace torch_hal

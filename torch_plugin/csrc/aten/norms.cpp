@@ -25,28 +25,34 @@
 namespace torch_hal {
 namespace {
 
-at::Tensor& vector_norm_out(const at::Tensor& self, const at::Scalar& scalar_ord,
+at::Tensor& vector_norm_out(const at::Tensor& self,
+                            const at::Scalar& scalar_ord,
                             at::OptionalIntArrayRef dim, bool keepdim,
-                            std::optional<at::ScalarType> dtype, at::Tensor& out) {
+                            std::optional<at::ScalarType> dtype,
+                            at::Tensor& out) {
   const at::ScalarType input_type = self.scalar_type();
   TORCH_CHECK(at::isFloatingType(input_type) || at::isComplexType(input_type),
-              "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
+              "linalg.vector_norm: Expected a floating point or complex tensor "
+              "as input. Got ",
               input_type);
   const double ord = scalar_ord.toDouble();
   const bool infinite = std::isinf(ord);
   // An empty dim list reduces over every dim, as dim=None does.
   const std::optional<std::vector<int64_t>> dims =
-      dim.has_value() && !dim->empty() ? std::optional(dim->vec()) : std::nullopt;
+      dim.has_value() && !dim->empty() ? std::optional(dim->vec())
+                                       : std::nullopt;
   TORCH_CHECK(!(self.numel() == 0 && (infinite || ord < 0)),
               "linalg.vector_norm cannot compute the ", scalar_ord,
-              " norm on an empty tensor because the operation does not have an identity");
+              " norm on an empty tensor because the operation does not have an "
+              "identity");
   // Half-precision inputs are computed in float32 and rounded once, as CPU
   // does: their squares and sums overflow half long before the norm does.
   const at::ScalarType compute = dtype.value_or(input_type);
   const bool reduced = compute == at::kHalf || compute == at::kBFloat16;
   const at::Tensor x = to_dtype(self, reduced ? at::kFloat : compute);
-  const at::OptionalIntArrayRef reduce =
-      dims.has_value() ? at::OptionalIntArrayRef(*dims) : at::OptionalIntArrayRef();
+  const at::OptionalIntArrayRef reduce = dims.has_value()
+                                             ? at::OptionalIntArrayRef(*dims)
+                                             : at::OptionalIntArrayRef();
   const at::Tensor magnitude = at::abs(x);
   at::Tensor norm;
   if (ord == 0) {
@@ -57,9 +63,11 @@ at::Tensor& vector_norm_out(const at::Tensor& self, const at::Scalar& scalar_ord
     norm = at::sqrt(at::sum(at::mul(magnitude, magnitude), reduce, keepdim));
   } else if (infinite) {
     const std::vector<int64_t> all = dims.value_or(std::vector<int64_t>{});
-    norm = ord > 0 ? at::amax(magnitude, all, keepdim) : at::amin(magnitude, all, keepdim);
+    norm = ord > 0 ? at::amax(magnitude, all, keepdim)
+                   : at::amin(magnitude, all, keepdim);
   } else {
-    norm = at::pow(at::sum(at::pow(magnitude, ord), reduce, keepdim), 1.0 / ord);
+    norm =
+        at::pow(at::sum(at::pow(magnitude, ord), reduce, keepdim), 1.0 / ord);
   }
   if (out.sizes() != norm.sizes()) out.resize_(norm.sizes());
   out.copy_(norm);

@@ -1,10 +1,10 @@
 // Random numbers on hal: uniform_, random_ with bounds (randint), normal_
-// (and normal with a tensor mean or std), bernoulli with a scalar or tensor p, and training-mode dropout
-// (native_dropout and its backward). Each draw reserves ceil(n / 4) Philox
-// blocks from the generator (runtime/generator.h) and launches one
-// counter-based kernel, so a seed gives the same numbers on every driver.
-// rand, randn, their _like forms, normal(mean, std, size) and the functional
-// bernoulli are torch composites of these (empty + the in-place op).
+// (and normal with a tensor mean or std), bernoulli with a scalar or tensor p,
+// and training-mode dropout (native_dropout and its backward). Each draw
+// reserves ceil(n / 4) Philox blocks from the generator (runtime/generator.h)
+// and launches one counter-based kernel, so a seed gives the same numbers on
+// every driver. rand, randn, their _like forms, normal(mean, std, size) and the
+// functional bernoulli are torch composites of these (empty + the in-place op).
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/empty.h>
@@ -12,8 +12,8 @@
 #include <torch/library.h>
 
 #include <cmath>
-#include <limits>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -69,16 +69,28 @@ at::Tensor& uniform(at::Tensor& self, double from, double to, Generator gen) {
 // integer type's own, 2^digits either side for a floating one.
 std::pair<int64_t, int64_t> exact_range(at::ScalarType type) {
   switch (type) {
-    case at::kBool: return {0, 1};
-    case at::kByte: return {0, 255};
-    case at::kChar: return {-128, 127};
-    case at::kShort: return {-32768, 32767};
-    case at::kInt: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    case at::kHalf: return {-(int64_t{1} << 11), int64_t{1} << 11};
-    case at::kBFloat16: return {-(int64_t{1} << 8), int64_t{1} << 8};
-    case at::kFloat: return {-(int64_t{1} << 24), int64_t{1} << 24};
-    case at::kDouble: return {-(int64_t{1} << 53), int64_t{1} << 53};
-    default: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    case at::kBool:
+      return {0, 1};
+    case at::kByte:
+      return {0, 255};
+    case at::kChar:
+      return {-128, 127};
+    case at::kShort:
+      return {-32768, 32767};
+    case at::kInt:
+      return {std::numeric_limits<int32_t>::min(),
+              std::numeric_limits<int32_t>::max()};
+    case at::kHalf:
+      return {-(int64_t{1} << 11), int64_t{1} << 11};
+    case at::kBFloat16:
+      return {-(int64_t{1} << 8), int64_t{1} << 8};
+    case at::kFloat:
+      return {-(int64_t{1} << 24), int64_t{1} << 24};
+    case at::kDouble:
+      return {-(int64_t{1} << 53), int64_t{1} << 53};
+    default:
+      return {std::numeric_limits<int64_t>::min(),
+              std::numeric_limits<int64_t>::max()};
   }
 }
 
@@ -89,24 +101,31 @@ std::pair<int64_t, int64_t> exact_range(at::ScalarType type) {
 // CPU's modulo bias). Wider ranges, bounds a double does not hold exactly,
 // floating dtypes asked for more than their mantissa, a device without f64
 // and random_ without `to` go to the CPU fallback.
-at::Tensor& random_from_to(at::Tensor& self, int64_t from, std::optional<int64_t> to,
-                           Generator gen) {
+at::Tensor& random_from_to(at::Tensor& self, int64_t from,
+                           std::optional<int64_t> to, Generator gen) {
   const at::ScalarType type = self.scalar_type();
   const auto [lowest, highest] = exact_range(type);
   if (to.has_value() && at::isIntegralType(type, /*includeBool=*/true)) {
-    TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
-                " >= to=", *to);
-    TORCH_CHECK(from >= lowest && from <= highest, "from is out of bounds for ", type);
-    TORCH_CHECK(*to - 1 >= lowest && *to - 1 <= highest, "to - 1 is out of bounds for ", type);
+    TORCH_CHECK(from < *to,
+                "random_ expects 'from' to be less than 'to', but got from=",
+                from, " >= to=", *to);
+    TORCH_CHECK(from >= lowest && from <= highest, "from is out of bounds for ",
+                type);
+    TORCH_CHECK(*to - 1 >= lowest && *to - 1 <= highest,
+                "to - 1 is out of bounds for ", type);
   }
   constexpr int64_t kUnitValues = int64_t{1} << 24;
   constexpr int64_t kExactInDouble = int64_t{1} << 53;
-  const auto in_double = [&](int64_t v) { return v >= -kExactInDouble && v <= kExactInDouble; };
+  const auto in_double = [&](int64_t v) {
+    return v >= -kExactInDouble && v <= kExactInDouble;
+  };
   if (!to.has_value() || !in_double(from) || !in_double(*to) || from >= *to ||
       *to - from > kUnitValues || from < lowest || *to - 1 > highest ||
       !device_supports(self.device().index(), at::kDouble)) {
-    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::random__from>::call(
-        self, from, to, gen);
+    return at::native::call_fallback_fn<&fall_back_to_cpu,
+                                        at::_ops::random__from>::call(self,
+                                                                      from, to,
+                                                                      gen);
   }
   if (self.numel() == 0) return self;
   const double range = static_cast<double>(*to - from);

@@ -87,9 +87,9 @@ at::Tensor new_result(const at::Tensor& like, at::ScalarType dtype) {
 // Runs reduction kernel `kernel` (out, in, extra...) of `in` into `out`,
 // computing in `dtype`.
 template <typename... Extra>
-at::Tensor& reduce_out(at::Tensor& out, KernelName kernel,
-                       const at::Tensor& in, const ReducedShape& shape,
-                       at::ScalarType dtype, Extra... extra) {
+at::Tensor& reduce_out(at::Tensor& out, KernelName kernel, const at::Tensor& in,
+                       const ReducedShape& shape, at::ScalarType dtype,
+                       Extra... extra) {
   return write_out(out, shape.sizes(), dtype, [&](const at::Tensor& result) {
     launch(result, kernel,
            {tensor_arg(shape.keepdim_form(result)), tensor_arg(in), extra...});

@@ -31,14 +31,18 @@ at::ScalarType scan_result_dtype(const at::Tensor& self,
   return at::isIntegralType(type, /*includeBool=*/true) ? at::kLong : type;
 }
 
-at::ScalarType accumulation_dtype(const at::Tensor& self, at::ScalarType result) {
+at::ScalarType accumulation_dtype(const at::Tensor& self,
+                                  at::ScalarType result) {
   if (!at::isFloatingType(result)) return result;
-  return device_supports(self.device().index(), at::kDouble) ? at::kDouble : at::kFloat;
+  return device_supports(self.device().index(), at::kDouble) ? at::kDouble
+                                                             : at::kFloat;
 }
 
-void combine(Scan scan, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+void combine(Scan scan, const at::Tensor& out, const at::Tensor& a,
+             const at::Tensor& b) {
   if (scan == Scan::sum) {
-    const hal_arg alpha = at::isFloatingType(out.scalar_type()) ? float_arg(1.0) : int_arg(1);
+    const hal_arg alpha =
+        at::isFloatingType(out.scalar_type()) ? float_arg(1.0) : int_arg(1);
     launch(out, "add", {tensor_arg(out), tensor_arg(a), tensor_arg(b), alpha});
   } else {
     launch(out, "mul", {tensor_arg(out), tensor_arg(a), tensor_arg(b)});
@@ -46,40 +50,48 @@ void combine(Scan scan, const at::Tensor& out, const at::Tensor& a, const at::Te
 }
 
 at::Tensor& scan_out(const at::Tensor& self, int64_t dim,
-                     std::optional<at::ScalarType> dtype, Scan scan, at::Tensor& out) {
+                     std::optional<at::ScalarType> dtype, Scan scan,
+                     at::Tensor& out) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const at::ScalarType result_dtype = scan_result_dtype(self, dtype);
-  return write_out(out, self.sizes(), result_dtype, [&](const at::Tensor& result) {
-    if (result.numel() == 0) return;
-    const at::ScalarType accumulate = accumulation_dtype(self, result_dtype);
-    at::Tensor current = empty_like_device(self, self.sizes(), accumulate);
-    launch(current, "copy", {tensor_arg(current), tensor_arg(self)});
-    const int64_t length = self.dim() == 0 ? 1 : self.size(dim);
-    if (length > 1) {
-      at::Tensor next = empty_like_device(self, self.sizes(), accumulate);
-      for (int64_t shift = 1; shift < length; shift *= 2) {
-        // Elements before `shift` are final; the others take in the partial
-        // result `shift` before them.
-        const at::Tensor done = next.narrow(dim, 0, shift);
-        launch(next, "copy", {tensor_arg(done), tensor_arg(current.narrow(dim, 0, shift))});
-        combine(scan, next.narrow(dim, shift, length - shift),
-                current.narrow(dim, shift, length - shift),
-                current.narrow(dim, 0, length - shift));
-        std::swap(current, next);
-      }
-    }
-    launch(result, "copy", {tensor_arg(result), tensor_arg(current)});
-  });
+  return write_out(
+      out, self.sizes(), result_dtype, [&](const at::Tensor& result) {
+        if (result.numel() == 0) return;
+        const at::ScalarType accumulate =
+            accumulation_dtype(self, result_dtype);
+        at::Tensor current = empty_like_device(self, self.sizes(), accumulate);
+        launch(current, "copy", {tensor_arg(current), tensor_arg(self)});
+        const int64_t length = self.dim() == 0 ? 1 : self.size(dim);
+        if (length > 1) {
+          at::Tensor next = empty_like_device(self, self.sizes(), accumulate);
+          for (int64_t shift = 1; shift < length; shift *= 2) {
+            // Elements before `shift` are final; the others take in the partial
+            // result `shift` before them.
+            const at::Tensor done = next.narrow(dim, 0, shift);
+            launch(
+                next, "copy",
+                {tensor_arg(done), tensor_arg(current.narrow(dim, 0, shift))});
+            combine(scan, next.narrow(dim, shift, length - shift),
+                    current.narrow(dim, shift, length - shift),
+                    current.narrow(dim, 0, length - shift));
+            std::swap(current, next);
+          }
+        }
+        launch(result, "copy", {tensor_arg(result), tensor_arg(current)});
+      });
 }
 
 template <Scan scan>
-at::Tensor scan_fn(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  at::Tensor out = empty_like_device(self, self.sizes(), scan_result_dtype(self, dtype));
+at::Tensor scan_fn(const at::Tensor& self, int64_t dim,
+                   std::optional<at::ScalarType> dtype) {
+  at::Tensor out =
+      empty_like_device(self, self.sizes(), scan_result_dtype(self, dtype));
   return scan_out(self, dim, dtype, scan, out);
 }
 
 template <Scan scan>
-at::Tensor& scan_in_place(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+at::Tensor& scan_in_place(at::Tensor& self, int64_t dim,
+                          std::optional<at::ScalarType> dtype) {
   return scan_out(self, dim, dtype, scan, self);
 }
 

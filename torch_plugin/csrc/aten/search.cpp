@@ -20,28 +20,34 @@ namespace {
 
 constexpr int64_t kLargestMask = int64_t{1} << 26;
 
-at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test_elements,
-                     bool assume_unique, bool invert, at::Tensor& out) {
-  TORCH_CHECK(elements.scalar_type() != at::kBool && test_elements.scalar_type() != at::kBool,
+at::Tensor& isin_out(const at::Tensor& elements,
+                     const at::Tensor& test_elements, bool assume_unique,
+                     bool invert, at::Tensor& out) {
+  TORCH_CHECK(elements.scalar_type() != at::kBool &&
+                  test_elements.scalar_type() != at::kBool,
               "Unsupported input type encountered for isin(): Bool");
   if (elements.numel() * test_elements.numel() > kLargestMask) {
-    return at::native::call_fallback_fn<&fall_back_to_cpu, at::_ops::isin_Tensor_Tensor_out>::call(
-        elements, test_elements, assume_unique, invert, out);
+    return at::native::call_fallback_fn<
+        &fall_back_to_cpu,
+        at::_ops::isin_Tensor_Tensor_out>::call(elements, test_elements,
+                                                assume_unique, invert, out);
   }
-  return write_out(out, elements.sizes(), at::kBool, [&](const at::Tensor& result) {
-    if (result.numel() == 0) return;
-    if (test_elements.numel() == 0) {
-      launch(result, "fill", {tensor_arg(result), int_arg(invert ? 1 : 0)});
-      return;
-    }
-    const at::Tensor matches = at::eq(elements.unsqueeze(-1), test_elements.reshape({-1}));
-    at::Tensor found = result.unsqueeze(-1);
-    at::any_out(found, matches, -1, /*keepdim=*/true);
-    if (invert) {
-      at::Tensor inverted = result;
-      at::logical_not_out(inverted, result);
-    }
-  });
+  return write_out(
+      out, elements.sizes(), at::kBool, [&](const at::Tensor& result) {
+        if (result.numel() == 0) return;
+        if (test_elements.numel() == 0) {
+          launch(result, "fill", {tensor_arg(result), int_arg(invert ? 1 : 0)});
+          return;
+        }
+        const at::Tensor matches =
+            at::eq(elements.unsqueeze(-1), test_elements.reshape({-1}));
+        at::Tensor found = result.unsqueeze(-1);
+        at::any_out(found, matches, -1, /*keepdim=*/true);
+        if (invert) {
+          at::Tensor inverted = result;
+          at::logical_not_out(inverted, result);
+        }
+      });
 }
 
 at::Tensor isin(const at::Tensor& elements, const at::Tensor& test_elements,
@@ -50,14 +56,17 @@ at::Tensor isin(const at::Tensor& elements, const at::Tensor& test_elements,
   return isin_out(elements, test_elements, assume_unique, invert, out);
 }
 
-at::Tensor& isin_scalar_out(const at::Tensor& elements, const at::Scalar& test_element,
-                            bool /*assume_unique*/, bool invert, at::Tensor& out) {
+at::Tensor& isin_scalar_out(const at::Tensor& elements,
+                            const at::Scalar& test_element,
+                            bool /*assume_unique*/, bool invert,
+                            at::Tensor& out) {
   return invert ? at::ne_out(out, elements, test_element)
                 : at::eq_out(out, elements, test_element);
 }
 
-at::Tensor isin_scalar(const at::Tensor& elements, const at::Scalar& test_element,
-                       bool assume_unique, bool invert) {
+at::Tensor isin_scalar(const at::Tensor& elements,
+                       const at::Scalar& test_element, bool assume_unique,
+                       bool invert) {
   at::Tensor out = empty_like_device(elements, elements.sizes(), at::kBool);
   return isin_scalar_out(elements, test_element, assume_unique, invert, out);
 }

@@ -25,7 +25,9 @@ namespace torch_hal {
 namespace {
 
 // torch.cat skips 1-D empty inputs whatever the other inputs' shapes.
-bool skipped_by_cat(const at::Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+bool skipped_by_cat(const at::Tensor& t) {
+  return t.dim() == 1 && t.numel() == 0;
+}
 
 // The result's sizes, and the first input that sets its rank.
 at::DimVector cat_sizes(const std::vector<at::Tensor>& inputs, int64_t& dim) {
@@ -79,24 +81,32 @@ at::Tensor& cat_into(const std::vector<at::Tensor>& inputs, int64_t dim,
   return out;
 }
 
-at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim,
+                    at::Tensor& out) {
   const at::ScalarType type = at::native::result_type(tensors);
-  TORCH_CHECK(c10::canCast(type, out.scalar_type()), "torch.cat(): input types can't "
-              "be cast to the desired output type ", out.scalar_type());
-  return cat_into(std::vector<at::Tensor>(tensors.begin(), tensors.end()), dim, out);
+  TORCH_CHECK(c10::canCast(type, out.scalar_type()),
+              "torch.cat(): input types can't "
+              "be cast to the desired output type ",
+              out.scalar_type());
+  return cat_into(std::vector<at::Tensor>(tensors.begin(), tensors.end()), dim,
+                  out);
 }
 
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
-  std::vector<at::Tensor> inputs = std::vector<at::Tensor>(tensors.begin(), tensors.end());
-  TORCH_CHECK(!inputs.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  std::vector<at::Tensor> inputs =
+      std::vector<at::Tensor>(tensors.begin(), tensors.end());
+  TORCH_CHECK(!inputs.empty(),
+              "torch.cat(): expected a non-empty list of Tensors");
   // The result keeps a memory format all inputs share (channels_last
   // activations stay so), as on CPU.
   at::MemoryFormat format = inputs.front().suggest_memory_format();
   for (const at::Tensor& t : inputs) {
-    if (t.suggest_memory_format() != format) format = at::MemoryFormat::Contiguous;
+    if (t.suggest_memory_format() != format)
+      format = at::MemoryFormat::Contiguous;
   }
   const at::DimVector sizes = cat_sizes(inputs, dim);
-  at::Tensor out = at::empty(sizes, inputs.front().options()
+  at::Tensor out = at::empty(sizes, inputs.front()
+                                        .options()
                                         .dtype(at::native::result_type(tensors))
                                         .memory_format(format));
   return cat_into(inputs, dim, out);
@@ -104,15 +114,18 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
 
 // roll: per rolled dim, two strided copies (the last `shift` elements move
 // to the front); several dims roll one after another.
-at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
+at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts,
+                at::IntArrayRef dims) {
   TORCH_CHECK(!shifts.empty(), "`shifts` required");
   if (dims.empty()) {
-    TORCH_CHECK(shifts.size() == 1, "shifts and dimensions must align. shifts: ",
-                shifts.size(), ", dims:", dims.size());
+    TORCH_CHECK(shifts.size() == 1,
+                "shifts and dimensions must align. shifts: ", shifts.size(),
+                ", dims:", dims.size());
     return roll(self.flatten(), shifts, {0}).view(self.sizes());
   }
-  TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
-              shifts.size(), ", dims:", dims.size());
+  TORCH_CHECK(shifts.size() == dims.size(),
+              "shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:", dims.size());
   at::Tensor current = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t dim = at::maybe_wrap_dim(dims[i], self.dim());
@@ -120,11 +133,13 @@ at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef 
     if (length == 0) continue;
     const int64_t shift = ((shifts[i] % length) + length) % length;
     at::Tensor rolled = at::empty_like(self, at::MemoryFormat::Contiguous);
-    launch(rolled, "copy", {tensor_arg(rolled.narrow(dim, shift, length - shift)),
-                            tensor_arg(current.narrow(dim, 0, length - shift))});
+    launch(rolled, "copy",
+           {tensor_arg(rolled.narrow(dim, shift, length - shift)),
+            tensor_arg(current.narrow(dim, 0, length - shift))});
     if (shift > 0) {
-      launch(rolled, "copy", {tensor_arg(rolled.narrow(dim, 0, shift)),
-                              tensor_arg(current.narrow(dim, length - shift, shift))});
+      launch(rolled, "copy",
+             {tensor_arg(rolled.narrow(dim, 0, shift)),
+              tensor_arg(current.narrow(dim, length - shift, shift))});
     }
     current = rolled;
   }
@@ -135,14 +150,16 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   std::bitset<HAL_MAX_RANK> flipped;
   for (int64_t d : dims) {
     const int64_t wrapped = at::maybe_wrap_dim(d, self.dim());
-    TORCH_CHECK(!flipped[wrapped], "dims has duplicates, original flip dims size=",
-                dims.size(), ", but unique flip dims size=", flipped.count());
+    TORCH_CHECK(!flipped[wrapped],
+                "dims has duplicates, original flip dims size=", dims.size(),
+                ", but unique flip dims size=", flipped.count());
     flipped[wrapped] = true;
   }
   at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
   if (self.numel() == 0) return out;
-  TORCH_CHECK(self.dim() <= HAL_MAX_RANK, "hal kernels take tensors of rank <= ",
-              HAL_MAX_RANK, ", got rank ", self.dim());
+  TORCH_CHECK(self.dim() <= HAL_MAX_RANK,
+              "hal kernels take tensors of rank <= ", HAL_MAX_RANK,
+              ", got rank ", self.dim());
   // The reversed view starts at the last element along each flipped dim.
   std::array<int64_t, HAL_MAX_RANK> strides{};
   int64_t start = 0;
@@ -152,7 +169,8 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   }
   const auto* base = static_cast<const char*>(self.data_ptr());
   const hal_arg reversed = hal::tensor_arg(
-      reinterpret_cast<hal_devptr>(base + start * static_cast<int64_t>(self.element_size())),
+      reinterpret_cast<hal_devptr>(
+          base + start * static_cast<int64_t>(self.element_size())),
       to_hal_dtype(self.scalar_type()), self.sizes(),
       std::span<const int64_t>(strides.data(), self.dim()));
   launch(out, "copy", {tensor_arg(out), reversed});
@@ -163,8 +181,8 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
 // col - row >= diagonal; the rest is zero.
 enum class Triangle { lower, upper };
 
-at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, Triangle part,
-                         at::Tensor& out) {
+at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal,
+                         Triangle part, at::Tensor& out) {
   TORCH_CHECK(self.dim() >= 2, part == Triangle::lower ? "tril" : "triu",
               ": input tensor must have at least 2 dimensions");
   const int64_t rows = self.size(-2);
@@ -172,7 +190,8 @@ at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, Triangle part
   const auto index = self.options().dtype(at::kLong);
   const at::Tensor row = at::arange(rows, index).unsqueeze(1).add_(diagonal);
   const at::Tensor col = at::arange(cols, index).unsqueeze(0);
-  const at::Tensor keep = part == Triangle::lower ? at::le(col, row) : at::le(row, col);
+  const at::Tensor keep =
+      part == Triangle::lower ? at::le(col, row) : at::le(row, col);
   const at::Tensor zero = at::zeros({}, self.options());
   if (!out.is_same(self)) {
     at::assert_no_internal_overlap(out);
@@ -193,7 +212,8 @@ at::Tensor& triangle_(at::Tensor& self, int64_t diagonal) {
 }
 
 template <Triangle part>
-at::Tensor& triangle_out_of(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
+at::Tensor& triangle_out_of(const at::Tensor& self, int64_t diagonal,
+                            at::Tensor& out) {
   return triangle_out(self, diagonal, part, out);
 }
 

@@ -29,7 +29,8 @@ struct StreamTable {
 };
 
 struct DeviceContext {
-  explicit DeviceContext(hal::Device d) : device(std::move(d)), allocator(device) {
+  explicit DeviceContext(hal::Device d)
+      : device(std::move(d)), allocator(device) {
     default_stream = &streams.streams.emplace_back(device.default_stream());
   }
   hal::Device device;
@@ -195,7 +196,8 @@ c10::Stream pool_stream(c10::DeviceIndex index, bool high_priority) {
       return make_stream(index, pool[n % pool.size()]);
     }
   }
-  const int priority = high_priority ? dc.device.properties().stream_priority_high : 0;
+  const int priority =
+      high_priority ? dc.device.properties().stream_priority_high : 0;
   std::vector<c10::StreamId> ids;
   for (int i = 0; i < kPoolStreamsPerPriority; ++i) {
     ids.push_back(create_stream(index, priority).id());
@@ -212,8 +214,8 @@ const hal::Stream& hal_stream(c10::Stream stream) {
   DeviceContext& dc = device_context(stream.device_index());
   if (stream.id() == 0) return *dc.default_stream;
   std::lock_guard lock(dc.streams.mutex);
-  TORCH_CHECK(stream.id() >= 0 &&
-                  stream.id() < static_cast<c10::StreamId>(dc.streams.streams.size()),
+  TORCH_CHECK(stream.id() >= 0 && stream.id() < static_cast<c10::StreamId>(
+                                                    dc.streams.streams.size()),
               "unknown hal stream id ", stream.id(), " on ", stream.device());
   return dc.streams.streams[stream.id()];
 }
@@ -251,8 +253,8 @@ void rethrow_as_torch_error(std::string_view what) {
   try {
     throw;
   } catch (const hal::Error& e) {
-    const std::string message =
-        std::string(what) + ": " + hal::to_string(e.code()) + ": " + e.message();
+    const std::string message = std::string(what) + ": " +
+                                hal::to_string(e.code()) + ": " + e.message();
     switch (e.code()) {
       case hal::StatusCode::kOutOfMemory:
         TORCH_CHECK_WITH(OutOfMemoryError, false, message);

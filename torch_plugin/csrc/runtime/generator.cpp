@@ -46,8 +46,9 @@ void PhiloxGenerator::set_state(const c10::TensorImpl& state) {
 }
 
 c10::intrusive_ptr<c10::TensorImpl> PhiloxGenerator::get_state() const {
-  auto storage = c10::Storage(c10::Storage::use_byte_size_t(), kStateBytes,
-                              c10::GetAllocator(c10::DeviceType::CPU), /*resizable=*/true);
+  auto storage =
+      c10::Storage(c10::Storage::use_byte_size_t(), kStateBytes,
+                   c10::GetAllocator(c10::DeviceType::CPU), /*resizable=*/true);
   auto state = c10::make_intrusive<c10::TensorImpl>(
       std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
       caffe2::TypeMeta::Make<uint8_t>());
@@ -87,21 +88,24 @@ const at::Generator& default_generator(c10::DeviceIndex index) {
     std::lock_guard lock(d.mutex);
     if (!d.created) {
       for (c10::DeviceIndex i = 0; i < device_count(); ++i) {
-        d.generators.push_back(d.pending_seed
-                                   ? at::make_generator<PhiloxGenerator>(i, *d.pending_seed)
-                                   : at::make_generator<PhiloxGenerator>(i));
+        d.generators.push_back(
+            d.pending_seed
+                ? at::make_generator<PhiloxGenerator>(i, *d.pending_seed)
+                : at::make_generator<PhiloxGenerator>(i));
       }
       d.created = true;
     }
   }
   if (index < 0) index = current_device();
-  TORCH_CHECK_INDEX(index >= 0 && index < static_cast<c10::DeviceIndex>(d.generators.size()),
-                    "no hal device ", static_cast<int>(index));
+  TORCH_CHECK_INDEX(
+      index >= 0 && index < static_cast<c10::DeviceIndex>(d.generators.size()),
+      "no hal device ", static_cast<int>(index));
   return d.generators[index];
 }
 
 at::Generator new_generator(c10::DeviceIndex index) {
-  return at::make_generator<PhiloxGenerator>(index < 0 ? current_device() : index);
+  return at::make_generator<PhiloxGenerator>(index < 0 ? current_device()
+                                                       : index);
 }
 
 namespace {
@@ -129,7 +133,8 @@ void manual_seed_all(uint64_t seed) {
       return;
     }
   }
-  for (c10::DeviceIndex i = 0; i < static_cast<c10::DeviceIndex>(d.generators.size()); ++i) {
+  for (c10::DeviceIndex i = 0;
+       i < static_cast<c10::DeviceIndex>(d.generators.size()); ++i) {
     manual_seed(i, seed);
   }
 }
@@ -139,11 +144,13 @@ uint64_t seed(c10::DeviceIndex index) {
 }
 
 uint64_t initial_seed(c10::DeviceIndex index) {
-  return with_default(index, [](PhiloxGenerator& g) { return g.current_seed(); });
+  return with_default(index,
+                      [](PhiloxGenerator& g) { return g.current_seed(); });
 }
 
 at::Tensor get_rng_state(c10::DeviceIndex index) {
-  return with_default(index, [](PhiloxGenerator& g) { return at::Tensor(g.get_state()); });
+  return with_default(
+      index, [](PhiloxGenerator& g) { return at::Tensor(g.get_state()); });
 }
 
 void set_rng_state(c10::DeviceIndex index, const at::Tensor& state) {
@@ -152,10 +159,11 @@ void set_rng_state(c10::DeviceIndex index, const at::Tensor& state) {
   });
 }
 
-std::pair<uint64_t, uint64_t> reserve_random(const std::optional<at::Generator>& gen,
-                                             c10::DeviceIndex device,
-                                             uint64_t count) {
-  at::Generator g = gen.has_value() && gen->defined() ? *gen : default_generator(device);
+std::pair<uint64_t, uint64_t> reserve_random(
+    const std::optional<at::Generator>& gen, c10::DeviceIndex device,
+    uint64_t count) {
+  at::Generator g =
+      gen.has_value() && gen->defined() ? *gen : default_generator(device);
   TORCH_CHECK(g.device().type() == c10::DeviceType::PrivateUse1,
               "a hal op needs a hal generator, got one for ", g.device());
   std::lock_guard lock(g.mutex());

@@ -19,7 +19,8 @@ namespace torch_hal {
 
 class PhiloxGenerator final : public c10::GeneratorImpl {
  public:
-  explicit PhiloxGenerator(c10::DeviceIndex device, uint64_t seed = 67280421310721ULL);
+  explicit PhiloxGenerator(c10::DeviceIndex device,
+                           uint64_t seed = 67280421310721ULL);
 
   void set_current_seed(uint64_t seed) override;
   uint64_t current_seed() const override { return seed_; }
@@ -59,8 +60,8 @@ void set_rng_state(c10::DeviceIndex index, const at::Tensor& state);
 
 // The generator an op should use: `gen` if given, else the default one of
 // the device. Locks the generator's mutex for the reservation.
-std::pair<uint64_t, uint64_t> reserve_random(const std::optional<at::Generator>& gen,
-                                             c10::DeviceIndex device,
-                                             uint64_t count);
+std::pair<uint64_t, uint64_t> reserve_random(
+    const std::optional<at::Generator>& gen, c10::DeviceIndex device,
+    uint64_t count);
 
 }  // namespace torch_hal

@@ -70,7 +70,8 @@ class GuardImpl final : public c10::impl::DeviceGuardImplInterface {
         const uint32_t flags = flag == c10::EventFlag::BACKEND_DEFAULT
                                    ? HAL_EVENT_TIMING
                                    : HAL_EVENT_DEFAULT;
-        *event = new hal::Event(device(stream.device_index()).create_event(flags));
+        *event =
+            new hal::Event(device(stream.device_index()).create_event(flags));
       }
       as_event(*event).record(hal_stream(stream));
     } catch (const hal::Error&) {
@@ -91,7 +92,8 @@ class GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     return event == nullptr || as_event(event).query();
   }
 
-  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
+  void destroyEvent(void* event,
+                    const c10::DeviceIndex) const noexcept override {
     delete static_cast<hal::Event*>(event);
   }
 
