@@ -14,6 +14,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -79,7 +80,7 @@ template <size_t Slot>
 hal_driver_api make_table(const hal_driver_api& driver) {
   hal_driver_api table = driver;
   auto route = [&driver, &table ]<auto Entry, auto Method>() {
-    if constexpr (Method != nullptr) {
+    if constexpr (!std::is_same_v<decltype(Method), std::nullptr_t>) {
       if (driver.*Entry != nullptr) table.*Entry = &Thunk<Slot, Method>::call;
     }
   };
