@@ -47,6 +47,13 @@ Result Take(hal_status* status) {
   return {owned->code, owned->message};
 }
 
+::testing::AssertionResult IsOk(hal_status* status) {
+  const Result result = Take(status);
+  if (result.code == HAL_STATUS_OK) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "status " << result.code << ": " << result.message;
+}
+
 const hal_host_api& Host() {
   static const hal_host_api host = {sizeof(hal_host_api), HAL_ABI_MAJOR,
                                     HAL_ABI_MINOR, CreateStatus, LogMessage};

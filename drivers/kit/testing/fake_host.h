@@ -8,6 +8,8 @@
 #ifndef HAL_DRIVERS_KIT_TESTING_FAKE_HOST_H_
 #define HAL_DRIVERS_KIT_TESTING_FAKE_HOST_H_
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -32,22 +34,16 @@ std::vector<std::string> Warnings();
 // with Host(). On failure returns NULL and says why in `*error`.
 const hal_driver_api* LoadDriver(const char* path, std::string* error);
 
+// Takes ownership of `status`, like Take(), for EXPECT_HAL_OK/ASSERT_HAL_OK.
+::testing::AssertionResult IsOk(hal_status* status);
+
 // The table fields `api` leaves NULL, by name.
 std::vector<std::string> MissingEntries(const hal_driver_api& api);
 
 }  // namespace driver_kit::testing
 
-#define EXPECT_HAL_OK(expr)                                    \
-  do {                                                         \
-    const ::driver_kit::testing::Result result_ =              \
-        ::driver_kit::testing::Take(expr);                     \
-    EXPECT_EQ(result_.code, HAL_STATUS_OK) << result_.message; \
-  } while (0)
-#define ASSERT_HAL_OK(expr)                                    \
-  do {                                                         \
-    const ::driver_kit::testing::Result result_ =              \
-        ::driver_kit::testing::Take(expr);                     \
-    ASSERT_EQ(result_.code, HAL_STATUS_OK) << result_.message; \
-  } while (0)
+// Success, or a failure that shows the status's code and message.
+#define EXPECT_HAL_OK(expr) EXPECT_TRUE(::driver_kit::testing::IsOk(expr))
+#define ASSERT_HAL_OK(expr) ASSERT_TRUE(::driver_kit::testing::IsOk(expr))
 
 #endif  // HAL_DRIVERS_KIT_TESTING_FAKE_HOST_H_
