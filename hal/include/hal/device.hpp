@@ -72,8 +72,9 @@ class HAL_API Device {
                      std::span<const std::byte> code) const;
 
   hal_device* handle() const;
-  // The driver's table, for code (the validation layer, the torch backend's
-  // hot paths) that calls entries directly.
+  // The driver's table, with the validation layer's checks in front when
+  // HAL_VALIDATION is on, for code that calls entries directly (the
+  // conformance suite's error paths, the torch backend's hot paths).
   const hal_driver_api& api() const;
 
   friend bool operator==(const Device& a, const Device& b) {

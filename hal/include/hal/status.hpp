@@ -2,8 +2,9 @@
 //
 // Every hal_status a driver returns, and every error the core itself detects
 // (loader, validation, allocator), surfaces as a hal::Error carrying the
-// status code and a message. The core owns hal_status objects; callers of the
-// C++ API never see them.
+// status code and a message. The core owns hal_status objects: a caller of
+// the C++ API meets one only when it calls a driver entry directly, and
+// hands it back through take_status.
 #pragma once
 
 #include <stdexcept>
