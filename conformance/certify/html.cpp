@@ -127,6 +127,36 @@ void row(std::string& out, std::string_view label, const std::string& value) {
   out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", label, value);
 }
 
+// A row of a test that did not pass: its name, result and message.
+std::string outcome_row(const json& name, const json& result,
+                        const json& message) {
+  return fmt::format("<tr><td>{}</td>{}<td class=\"msg\">{}</td></tr>\n",
+                     text(name), result_cell(result), text(message));
+}
+
+// The header cells of the per-result columns (summary and areas).
+std::string result_headers() {
+  std::string out;
+  for (std::string_view result : kResults) {
+    out += fmt::format("<th>{}</th>", result);
+  }
+  return out;
+}
+
+// The cells of the per-result columns for `counts` (result -> count),
+// shaded where a result that fails certification occurs. `zero` is what
+// a zero count shows.
+std::string result_counts(const json& counts, std::string_view zero) {
+  std::string out;
+  for (std::string_view result : kResults) {
+    const int count = counts.value(std::string(result), 0);
+    out += fmt::format("<td class=\"n{}\">{}</td>",
+                       is_bad(result) && count > 0 ? " bad" : "",
+                       count ? std::to_string(count) : std::string(zero));
+  }
+  return out;
+}
+
 void verdict(std::string& out, const json& report) {
   const json& verdict = report["verdict"];
   const bool certified = verdict.value("certified", false);
@@ -142,19 +172,14 @@ void verdict(std::string& out, const json& report) {
 }
 
 void summary(std::string& out, const json& report) {
-  out += "<h2>Results</h2>\n<table id=\"summary\"><tr>";
-  for (std::string_view result : kResults) {
-    out += fmt::format("<th>{}</th>", result);
-  }
-  out += "<th>tests</th></tr>\n<tr>";
   int total = 0;
-  for (std::string_view result : kResults) {
-    const int count = report["summary"].value(std::string(result), 0);
-    total += count;
-    out += fmt::format("<td class=\"n{}\">{}</td>",
-                       is_bad(result) && count > 0 ? " bad" : "", count);
+  for (const auto& [result, count] : report["summary"].items()) {
+    total += count.get<int>();
   }
-  out += fmt::format("<td class=\"n\">{}</td></tr>\n</table>\n", total);
+  out += fmt::format(
+      "<h2>Results</h2>\n<table id=\"summary\"><tr>{}<th>tests</th></tr>\n"
+      "<tr>{}<td class=\"n\">{}</td></tr>\n</table>\n",
+      result_headers(), result_counts(report["summary"], "0"), total);
 }
 
 void identity(std::string& out, const json& report) {
@@ -174,8 +199,7 @@ void identity(std::string& out, const json& report) {
   row(out, "HAL",
       fmt::format("{} (host ABI {})", text(field(id, "hal_version")),
                   text(field(id, "host_abi_version"))));
-  const bool frozen = field(suite, "test_list_frozen").is_boolean() &&
-                      suite["test_list_frozen"].get<bool>();
+  const bool frozen = field(suite, "test_list_frozen") == true;
   row(out, "Suite",
       fmt::format("{}, kernel set {}; {} of {} tests selected",
                   text(field(suite, "version")),
@@ -271,9 +295,7 @@ void failures(std::string& out, const json& report) {
   std::string rows;
   for (const json& test : report["tests"]) {
     if (!is_bad(test.value("result", ""))) continue;
-    rows += fmt::format("<tr><td>{}</td>{}<td class=\"msg\">{}</td></tr>\n",
-                        text(test["name"]), result_cell(test["result"]),
-                        text(test["message"]));
+    rows += outcome_row(test["name"], test["result"], test["message"]);
   }
   if (rows.empty()) return;
   out +=
@@ -283,23 +305,14 @@ void failures(std::string& out, const json& report) {
 }
 
 void areas(std::string& out, const json& report) {
-  out += "<h2>Areas</h2>\n<table id=\"areas\"><tr><th>area</th>";
-  for (std::string_view result : kResults) {
-    out += fmt::format("<th>{}</th>", result);
-  }
-  out += "<th>tests</th><th>time</th></tr>\n";
+  out += "<h2>Areas</h2>\n<table id=\"areas\"><tr><th>area</th>" +
+         result_headers() + "<th>tests</th><th>time</th></tr>\n";
   for (const json& area : report["areas"]) {
-    out += fmt::format("<tr><td><a href=\"#area-{0}\">{0}</a></td>",
-                       text(area["name"]));
-    for (std::string_view result : kResults) {
-      const int count = area["results"].value(std::string(result), 0);
-      out += fmt::format("<td class=\"n{}\">{}</td>",
-                         is_bad(result) && count > 0 ? " bad" : "",
-                         count ? std::to_string(count) : "");
-    }
-    out +=
-        fmt::format("<td class=\"n\">{}</td><td class=\"n\">{} s</td></tr>\n",
-                    text(area["tests"]), rounded(number(area["seconds"])));
+    out += fmt::format(
+        "<tr><td><a href=\"#area-{0}\">{0}</a></td>{1}<td class=\"n\">{2}</td>"
+        "<td class=\"n\">{3} s</td></tr>\n",
+        text(area["name"]), result_counts(area["results"], ""),
+        text(area["tests"]), rounded(number(area["seconds"])));
   }
   out += "</table>\n";
 }
@@ -384,9 +397,8 @@ void validation(std::string& out, const json& report) {
         "<p>Tests that fail only under the validation layer:</p>"
         "<table><tr><th>test</th><th>result</th><th>message</th></tr>\n";
     for (const json& failure : validation["failures"]) {
-      out += fmt::format("<tr><td>{}</td>{}<td class=\"msg\">{}</td></tr>\n",
-                         text(failure["name"]), result_cell(failure["result"]),
-                         text(failure["message"]));
+      out +=
+          outcome_row(failure["name"], failure["result"], failure["message"]);
     }
     out += "</table>\n";
   }
