@@ -86,4 +86,22 @@ ExtremeAlongPlan CheckExtremeAlong(const ArgChecker& check, bool with_values,
   return plan;
 }
 
+SoftmaxArgs CheckSoftmaxArgs(const ArgChecker& check, SoftmaxOp op) {
+  const bool backward = IsBackward(op);
+  SoftmaxArgs args;
+  args.out_name = backward ? "grad_in" : "out";
+  const char* x_name = backward ? "grad_out" : "in";
+  args.out = check.Tensor(0, args.out_name);
+  args.x = check.Tensor(1, x_name);
+  if (backward) {
+    args.y = check.Tensor(2, "out");
+    check.SameDtype(*args.y, "out", args.out, args.out_name);
+    check.SameShape(*args.y, "out", args.out, args.out_name);
+  }
+  args.dim = DimArg(check, SoftmaxArgCount(op) - 1, args.out);
+  check.SameDtype(args.x, x_name, args.out, args.out_name);
+  check.SameShape(args.x, x_name, args.out, args.out_name);
+  return args;
+}
+
 }  // namespace driver_kit

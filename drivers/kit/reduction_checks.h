@@ -4,9 +4,15 @@
 #ifndef HAL_DRIVERS_KIT_REDUCTION_CHECKS_H_
 #define HAL_DRIVERS_KIT_REDUCTION_CHECKS_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <type_traits>
+#include <utility>
 
+#include "hal/standard_kernels.h"
 #include "kit/args.h"
 
 namespace driver_kit {
@@ -41,6 +47,72 @@ struct ExtremeAlongPlan {
 };
 ExtremeAlongPlan CheckExtremeAlong(const ArgChecker& check, bool with_values,
                                    bool max);
+
+// softmax, log_softmax and their backward forms: one family whose kernels
+// each rewrite every line along `dim` from a reduction of that line.
+enum class SoftmaxOp {
+  kSoftmax,
+  kLogSoftmax,
+  kSoftmaxBackward,
+  kLogSoftmaxBackward
+};
+inline constexpr std::array kSoftmaxOps = {
+    SoftmaxOp::kSoftmax, SoftmaxOp::kLogSoftmax, SoftmaxOp::kSoftmaxBackward,
+    SoftmaxOp::kLogSoftmaxBackward};
+
+constexpr bool IsBackward(SoftmaxOp op) {
+  return op == SoftmaxOp::kSoftmaxBackward ||
+         op == SoftmaxOp::kLogSoftmaxBackward;
+}
+
+constexpr const char* KernelName(SoftmaxOp op) {
+  switch (op) {
+    case SoftmaxOp::kSoftmax:
+      return HAL_KERNEL_SOFTMAX;
+    case SoftmaxOp::kLogSoftmax:
+      return HAL_KERNEL_LOG_SOFTMAX;
+    case SoftmaxOp::kSoftmaxBackward:
+      return HAL_KERNEL_SOFTMAX_BACKWARD;
+    case SoftmaxOp::kLogSoftmaxBackward:
+      return HAL_KERNEL_LOG_SOFTMAX_BACKWARD;
+  }
+  return "";
+}
+
+// (out, in, dim) forward; (grad_in, grad_out, out, dim) backward.
+constexpr uint32_t SoftmaxArgCount(SoftmaxOp op) {
+  return IsBackward(op) ? 4 : 3;
+}
+
+// The arguments of one softmax-family launch, checked: x (in, or grad_out)
+// and y (the forward result, backward only) have out's dtype and shape, and
+// dim is in range. Which dtypes are allowed is the driver's to check.
+struct SoftmaxArgs {
+  TensorArg out, x;
+  std::optional<TensorArg> y;
+  int64_t dim = 0;
+  const char* out_name = nullptr;  // "out", or "grad_in" backward
+};
+SoftmaxArgs CheckSoftmaxArgs(const ArgChecker& check, SoftmaxOp op);
+
+// A driver's registration list for the family, in kSoftmaxOps order:
+// KernelDef{KernelName(op), prepare_for(op)}, where prepare_for receives
+// the op as a std::integral_constant so that it can name a template
+// instantiated for it.
+template <typename KernelDef, typename PrepareFor>
+std::span<const KernelDef* const> SoftmaxKernelList(PrepareFor prepare_for) {
+  static const auto kDefs = [&]<size_t... i>(std::index_sequence<i...>) {
+    return std::array<KernelDef, sizeof...(i)>{KernelDef{
+        KernelName(kSoftmaxOps[i]),
+        prepare_for(std::integral_constant<SoftmaxOp, kSoftmaxOps[i]>{})}...};
+  }
+  (std::make_index_sequence<kSoftmaxOps.size()>{});
+  static const auto kPointers = [&]<size_t... i>(std::index_sequence<i...>) {
+    return std::array<const KernelDef*, sizeof...(i)>{&kDefs[i]...};
+  }
+  (std::make_index_sequence<kSoftmaxOps.size()>{});
+  return kPointers;
+}
 
 }  // namespace driver_kit
 

@@ -9,38 +9,13 @@
 #include <vector>
 
 #include "common.h"
-#include "hal/standard_kernels.h"
 #include "kernels/args.h"
 #include "kernels/kernel.h"
 #include "kernels/reduce.h"
+#include "kit/reduction_checks.h"
 
 namespace cpu_ref {
 namespace {
-
-enum class LineOp {
-  kSoftmax,
-  kLogSoftmax,
-  kSoftmaxBackward,
-  kLogSoftmaxBackward
-};
-
-constexpr bool IsBackward(LineOp op) {
-  return op == LineOp::kSoftmaxBackward || op == LineOp::kLogSoftmaxBackward;
-}
-
-constexpr const char* KernelName(LineOp op) {
-  switch (op) {
-    case LineOp::kSoftmax:
-      return HAL_KERNEL_SOFTMAX;
-    case LineOp::kLogSoftmax:
-      return HAL_KERNEL_LOG_SOFTMAX;
-    case LineOp::kSoftmaxBackward:
-      return HAL_KERNEL_SOFTMAX_BACKWARD;
-    case LineOp::kLogSoftmaxBackward:
-      return HAL_KERNEL_LOG_SOFTMAX_BACKWARD;
-  }
-  return "";
-}
 
 // The forward kernels read x = in; the backward ones x = grad_out and
 // y = out (the forward result).
@@ -53,7 +28,7 @@ struct LinePlan {
 };
 
 // Computes one line into `result` (doubles, `result_step` apart).
-template <LineOp kOp, typename T>
+template <SoftmaxOp kOp, typename T>
 void RunLine(const LinePlan& plan, const char* x, const char* y, double* result,
              int64_t result_step) {
   const auto x_at = [&](int64_t j) -> double {
@@ -63,7 +38,7 @@ void RunLine(const LinePlan& plan, const char* x, const char* y, double* result,
     return Widen(Load<T>(y + j * plan.y_step));
   };
   const int64_t n = plan.length;
-  if constexpr (kOp == LineOp::kSoftmax || kOp == LineOp::kLogSoftmax) {
+  if constexpr (kOp == SoftmaxOp::kSoftmax || kOp == SoftmaxOp::kLogSoftmax) {
     // The first NaN sticks (nothing compares greater than it).
     double max = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < n; ++j) {
@@ -79,10 +54,11 @@ void RunLine(const LinePlan& plan, const char* x, const char* y, double* result,
     const double log_sum = std::log(sum);
     for (int64_t j = 0; j < n; ++j) {
       const double shifted = x_at(j) - max;
-      result[j * result_step] =
-          kOp == LineOp::kSoftmax ? std::exp(shifted) / sum : shifted - log_sum;
+      result[j * result_step] = kOp == SoftmaxOp::kSoftmax
+                                    ? std::exp(shifted) / sum
+                                    : shifted - log_sum;
     }
-  } else if constexpr (kOp == LineOp::kSoftmaxBackward) {
+  } else if constexpr (kOp == SoftmaxOp::kSoftmaxBackward) {
     double dot = 0;
     for (int64_t j = 0; j < n; ++j) {
       dot += x_at(j) * y_at(j);
@@ -101,7 +77,7 @@ void RunLine(const LinePlan& plan, const char* x, const char* y, double* result,
   }
 }
 
-template <LineOp kOp, typename T>
+template <SoftmaxOp kOp, typename T>
 void RunLines(const LinePlan& plan) {
   if (plan.out.num_elements == 0) {
     return;
@@ -129,24 +105,20 @@ void RunLines(const LinePlan& plan) {
   StoreResults<T>(plan.out, results, [](double v) { return ConvertTo<T>(v); });
 }
 
-template <LineOp kOp>
+template <SoftmaxOp kOp>
 Stream::Operation PrepareLineKernel(const Device& device, const hal_arg* args,
                                     uint32_t num_args) {
-  constexpr uint32_t kInputs = IsBackward(kOp) ? 2 : 1;
-  ArgChecker check(KernelName(kOp), device, args, num_args, kInputs + 2);
+  ArgChecker check(KernelName(kOp), device, args, num_args,
+                   SoftmaxArgCount(kOp));
+  const SoftmaxArgs checked = CheckSoftmaxArgs(check, kOp);
   LinePlan plan;
-  plan.out = check.Tensor(0, IsBackward(kOp) ? "grad_in" : "out");
-  plan.x = check.Tensor(1, IsBackward(kOp) ? "grad_out" : "in");
-  const char* out_name = IsBackward(kOp) ? "grad_in" : "out";
-  const char* x_name = IsBackward(kOp) ? "grad_out" : "in";
-  if (IsBackward(kOp)) {
-    plan.y = check.Tensor(2, "out");
-    check.SameDtype(plan.y, "out", plan.out, out_name);
-    check.SameShape(plan.y, "out", plan.out, out_name);
+  plan.out = checked.out;
+  plan.x = checked.x;
+  if (checked.y) {
+    plan.y = *checked.y;
   }
-  const int64_t dim = DimArg(check, kInputs + 1, plan.out);
-  check.SameDtype(plan.x, x_name, plan.out, out_name);
-  check.SameShape(plan.x, x_name, plan.out, out_name);
+  const int64_t dim = checked.dim;
+  const char* out_name = checked.out_name;
   if (!IsFloatingDtype(plan.out.dtype())) {
     check.Unsupported(plan.out, out_name, "f32, f64, f16, bf16");
   }
@@ -170,23 +142,11 @@ Stream::Operation PrepareLineKernel(const Device& device, const hal_arg* args,
   };
 }
 
-const KernelDef kSoftmaxKernel{HAL_KERNEL_SOFTMAX,
-                               PrepareLineKernel<LineOp::kSoftmax>};
-const KernelDef kLogSoftmaxKernel{HAL_KERNEL_LOG_SOFTMAX,
-                                  PrepareLineKernel<LineOp::kLogSoftmax>};
-const KernelDef kSoftmaxBackwardKernel{
-    HAL_KERNEL_SOFTMAX_BACKWARD, PrepareLineKernel<LineOp::kSoftmaxBackward>};
-const KernelDef kLogSoftmaxBackwardKernel{
-    HAL_KERNEL_LOG_SOFTMAX_BACKWARD,
-    PrepareLineKernel<LineOp::kLogSoftmaxBackward>};
-
 }  // namespace
 
 KernelList SoftmaxKernels() {
-  static const KernelDef* const kKernels[] = {
-      &kSoftmaxKernel, &kLogSoftmaxKernel, &kSoftmaxBackwardKernel,
-      &kLogSoftmaxBackwardKernel};
-  return kKernels;
+  return driver_kit::SoftmaxKernelList<KernelDef>(
+      [](auto op) { return &PrepareLineKernel<decltype(op)::value>; });
 }
 
 }  // namespace cpu_ref

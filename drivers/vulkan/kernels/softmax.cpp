@@ -6,7 +6,6 @@
 // (staging.h).
 #include <optional>
 
-#include "hal/standard_kernels.h"
 #include "kernels/elementwise.h"
 #include "kernels/kernel.h"
 #include "kernels/staging.h"
@@ -19,36 +18,22 @@ namespace {
 using driver_kit::ArgChecker;
 using driver_kit::DtypeName;
 using driver_kit::IsFloatingDtype;
+using driver_kit::SoftmaxOp;
 using driver_kit::TensorArg;
 
-enum class LineOp {
-  kSoftmax,
-  kLogSoftmax,
-  kSoftmaxBackward,
-  kLogSoftmaxBackward
-};
-
-constexpr bool IsBackward(LineOp op) {
-  return op == LineOp::kSoftmaxBackward || op == LineOp::kLogSoftmaxBackward;
-}
-
-struct LineKernel {
-  const char* kernel;
-  const char* shader;  // variant prefix
-};
-
-constexpr LineKernel Describe(LineOp op) {
+// The variant prefix of the op's shaders in softmax.comp.
+constexpr const char* ShaderName(SoftmaxOp op) {
   switch (op) {
-    case LineOp::kSoftmax:
-      return {HAL_KERNEL_SOFTMAX, "softmax"};
-    case LineOp::kLogSoftmax:
-      return {HAL_KERNEL_LOG_SOFTMAX, "log_softmax"};
-    case LineOp::kSoftmaxBackward:
-      return {HAL_KERNEL_SOFTMAX_BACKWARD, "softmax_backward"};
-    case LineOp::kLogSoftmaxBackward:
-      return {HAL_KERNEL_LOG_SOFTMAX_BACKWARD, "log_softmax_backward"};
+    case SoftmaxOp::kSoftmax:
+      return "softmax";
+    case SoftmaxOp::kLogSoftmax:
+      return "log_softmax";
+    case SoftmaxOp::kSoftmaxBackward:
+      return "softmax_backward";
+    case SoftmaxOp::kLogSoftmaxBackward:
+      return "log_softmax_backward";
   }
-  return {};
+  return "";
 }
 
 // Elements one invocation folds into a partial record: small enough for
@@ -72,25 +57,18 @@ int64_t StepAlong(const TensorArg& t, int64_t dim) {
   return t.rank() > 0 ? t.tensor.strides[dim] : 0;
 }
 
-template <LineOp kOp>
+template <SoftmaxOp kOp>
 void PrepareLineKernel(KernelLaunch& launch, const hal_arg* args,
                        uint32_t num_args) {
-  constexpr LineKernel kDesc = Describe(kOp);
-  constexpr uint32_t kInputs = IsBackward(kOp) ? 2 : 1;
-  const char* out_name = IsBackward(kOp) ? "grad_in" : "out";
-  const char* x_name = IsBackward(kOp) ? "grad_out" : "in";
-  ArgChecker check(kDesc.kernel, launch.memory(), args, num_args, kInputs + 2);
-  const TensorArg out = check.Tensor(0, out_name);
-  const TensorArg x = check.Tensor(1, x_name);
-  std::optional<TensorArg> y;
-  if (IsBackward(kOp)) {
-    y = check.Tensor(2, "out");
-    check.SameDtype(*y, "out", out, out_name);
-    check.SameShape(*y, "out", out, out_name);
-  }
-  const int64_t dim = driver_kit::DimArg(check, kInputs + 1, out);
-  check.SameDtype(x, x_name, out, out_name);
-  check.SameShape(x, x_name, out, out_name);
+  const ArgChecker check(driver_kit::KernelName(kOp), launch.memory(), args,
+                         num_args, driver_kit::SoftmaxArgCount(kOp));
+  const driver_kit::SoftmaxArgs checked =
+      driver_kit::CheckSoftmaxArgs(check, kOp);
+  const TensorArg& out = checked.out;
+  const TensorArg& x = checked.x;
+  const std::optional<TensorArg>& y = checked.y;
+  const int64_t dim = checked.dim;
+  const char* out_name = checked.out_name;
   if (!IsFloatingDtype(out.dtype())) {
     check.Unsupported(out, out_name, "f32, f64, f16");
   }
@@ -123,8 +101,9 @@ void PrepareLineKernel(KernelLaunch& launch, const hal_arg* args,
     block.I64(StepAlong(result, dim));
     block.I64(StepAlong(x, dim));
     block.I64(y ? StepAlong(*y, dim) : 0);
-    launch.Dispatch(fmt::format("{}_{}", kDesc.shader, DtypeName(out.dtype())),
-                    static_cast<uint64_t>(invocations), block);
+    launch.Dispatch(
+        fmt::format("{}_{}", ShaderName(kOp), DtypeName(out.dtype())),
+        static_cast<uint64_t>(invocations), block);
   };
   dispatch(kStats, lines * parts);
   if (parts > 1) {
@@ -136,23 +115,11 @@ void PrepareLineKernel(KernelLaunch& launch, const hal_arg* args,
   }
 }
 
-const KernelDef kSoftmaxKernel{HAL_KERNEL_SOFTMAX,
-                               PrepareLineKernel<LineOp::kSoftmax>};
-const KernelDef kLogSoftmaxKernel{HAL_KERNEL_LOG_SOFTMAX,
-                                  PrepareLineKernel<LineOp::kLogSoftmax>};
-const KernelDef kSoftmaxBackwardKernel{
-    HAL_KERNEL_SOFTMAX_BACKWARD, PrepareLineKernel<LineOp::kSoftmaxBackward>};
-const KernelDef kLogSoftmaxBackwardKernel{
-    HAL_KERNEL_LOG_SOFTMAX_BACKWARD,
-    PrepareLineKernel<LineOp::kLogSoftmaxBackward>};
-
 }  // namespace
 
 KernelList SoftmaxKernels() {
-  static const KernelDef* const kKernels[] = {
-      &kSoftmaxKernel, &kLogSoftmaxKernel, &kSoftmaxBackwardKernel,
-      &kLogSoftmaxBackwardKernel};
-  return kKernels;
+  return driver_kit::SoftmaxKernelList<KernelDef>(
+      [](auto op) { return &PrepareLineKernel<decltype(op)::value>; });
 }
 
 }  // namespace vulkan
