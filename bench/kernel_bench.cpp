@@ -8,7 +8,7 @@
 // <family>/<case>/torch_cpu (the equivalent ATen call). Both write into
 // outputs allocated before timing: torch through its out= variant where
 // ATen has one (every case but conv2d). torch gets as many intra-op threads
-// as cpu_ref's kernels use (hardware_concurrency, kernels/parallel.h).
+// as cpu_ref's kernels use (hardware_concurrency, kernels/parallel.hpp).
 // bench/report.py turns the output into the ratio table of
 // docs/performance.md.
 #define TORCH_ASSERT_ONLY_METHOD_OPERATORS
@@ -120,7 +120,7 @@ hal_arg arg(double value) { return hal::scalar_arg(value); }
 
 // --- elementwise: 1M f32 ---------------------------------------------------
 
-Workload Add(DeviceCopies& dev) {
+Workload add_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kElements});
   at::Tensor a = at::randn({kElements});
   at::Tensor b = at::randn({kElements});
@@ -128,7 +128,7 @@ Workload Add(DeviceCopies& dev) {
           [=]() mutable { at::add_out(out, a, b); }};
 }
 
-Workload Mul(DeviceCopies& dev) {
+Workload mul_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kElements});
   at::Tensor a = at::randn({kElements});
   at::Tensor b = at::randn({kElements});
@@ -136,14 +136,14 @@ Workload Mul(DeviceCopies& dev) {
           [=]() mutable { at::mul_out(out, a, b); }};
 }
 
-Workload Gelu(DeviceCopies& dev) {
+Workload gelu_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kElements});
   at::Tensor in = at::randn({kElements});
   return {{dev(out), dev(in), arg(int64_t{0})},  // 0: exact (erf)
           [=]() mutable { at::gelu_out(out, in); }};
 }
 
-Workload Exp(DeviceCopies& dev) {
+Workload exp_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kElements});
   at::Tensor in = at::randn({kElements});
   return {{dev(out), dev(in)}, [=]() mutable { at::exp_out(out, in); }};
@@ -154,21 +154,21 @@ Workload Exp(DeviceCopies& dev) {
 constexpr int64_t kRows = 1024;
 constexpr int64_t kCols = 1024;
 
-Workload Sum(DeviceCopies& dev) {
+Workload sum_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kRows, 1});
   at::Tensor in = at::randn({kRows, kCols});
   return {{dev(out), dev(in)},
           [=]() mutable { at::sum_out(out, in, {1}, /*keepdim=*/true); }};
 }
 
-Workload Softmax(DeviceCopies& dev) {
+Workload softmax_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kRows, kCols});
   at::Tensor in = at::randn({kRows, kCols});
   return {{dev(out), dev(in), arg(int64_t{1})},
           [=]() mutable { at::_softmax_out(out, in, 1, false); }};
 }
 
-Workload Var(DeviceCopies& dev) {
+Workload var_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kRows, 1});
   at::Tensor in = at::randn({kRows, kCols});
   return {{dev(out), dev(in), arg(1.0)},  // correction 1: unbiased
@@ -179,7 +179,7 @@ Workload Var(DeviceCopies& dev) {
 
 // --- linalg ----------------------------------------------------------------
 
-Workload Matmul(DeviceCopies& dev, int64_t n) {
+Workload matmul_workload(DeviceCopies& dev, int64_t n) {
   at::Tensor out = at::empty({n, n});
   at::Tensor a = at::randn({n, n});
   at::Tensor b = at::randn({n, n});
@@ -189,7 +189,7 @@ Workload Matmul(DeviceCopies& dev, int64_t n) {
 
 // nn.Linear(512, 512) on a batch of 64: out = bias + x @ weight^T, what
 // torch's linear calls for 2-D input with a bias.
-Workload Addmm(DeviceCopies& dev) {
+Workload addmm_workload(DeviceCopies& dev) {
   constexpr int64_t kBatch = 64, kIn = 512, kOut = 512;
   at::Tensor out = at::empty({kBatch, kOut});
   at::Tensor x = at::randn({kBatch, kIn});
@@ -202,7 +202,7 @@ Workload Addmm(DeviceCopies& dev) {
 
 // --- nn --------------------------------------------------------------------
 
-Workload LayerNorm(DeviceCopies& dev) {
+Workload layer_norm_workload(DeviceCopies& dev) {
   constexpr int64_t kBatch = 64, kFeatures = 512;
   constexpr double kEps = 1e-5;
   at::Tensor out = at::empty({kBatch, kFeatures});
@@ -220,7 +220,7 @@ Workload LayerNorm(DeviceCopies& dev) {
 }
 
 // Mean loss over 4096 samples of 1000 classes, no class weights.
-Workload NllLoss(DeviceCopies& dev) {
+Workload nll_loss_workload(DeviceCopies& dev) {
   constexpr int64_t kSamples = 4096, kClasses = 1000;
   constexpr int64_t kMean = 1, kIgnoreIndex = -100;
   at::Tensor out = at::empty({});
@@ -240,7 +240,7 @@ Workload NllLoss(DeviceCopies& dev) {
 
 constexpr int64_t kImages = 8, kSide = 32, kConvIn = 16, kConvOut = 32;
 
-Workload Conv2d(DeviceCopies& dev) {
+Workload conv2d_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kImages, kConvOut, kSide, kSide});
   at::Tensor in = at::randn({kImages, kConvIn, kSide, kSide});
   at::Tensor weight = at::randn({kConvOut, kConvIn, 3, 3});
@@ -254,7 +254,7 @@ Workload Conv2d(DeviceCopies& dev) {
 }
 
 // 2x2, stride 2, with indices (the kernel always computes them).
-Workload MaxPool2d(DeviceCopies& dev) {
+Workload max_pool2d_workload(DeviceCopies& dev) {
   constexpr int64_t kHalf = kSide / 2;
   at::Tensor out = at::empty({kImages, kConvOut, kHalf, kHalf});
   at::Tensor indices = at::empty({kImages, kConvOut, kHalf, kHalf}, at::kLong);
@@ -268,7 +268,7 @@ Workload MaxPool2d(DeviceCopies& dev) {
 }
 
 // Training mode: batch statistics, running statistics updated.
-Workload BatchNorm(DeviceCopies& dev) {
+Workload batch_norm_workload(DeviceCopies& dev) {
   constexpr double kMomentum = 0.1, kEps = 1e-5;
   at::Tensor out = at::empty({kImages, kConvOut, kSide, kSide});
   at::Tensor save_mean = at::empty({kConvOut});
@@ -292,7 +292,7 @@ Workload BatchNorm(DeviceCopies& dev) {
 
 // An embedding lookup: 4096 rows of a [16384, 256] table (torch's embedding
 // is index_select on dim 0).
-Workload IndexSelect(DeviceCopies& dev) {
+Workload index_select_workload(DeviceCopies& dev) {
   constexpr int64_t kTable = 16384, kWidth = 256, kLookups = 4096;
   at::Tensor out = at::empty({kLookups, kWidth});
   at::Tensor table = at::randn({kTable, kWidth});
@@ -302,7 +302,7 @@ Workload IndexSelect(DeviceCopies& dev) {
 }
 
 // 1M values added into 1024 rows along dim 0 (a segment sum).
-Workload ScatterAdd(DeviceCopies& dev) {
+Workload scatter_add_workload(DeviceCopies& dev) {
   constexpr int64_t kTargets = 1024, kSources = 4096, kWidth = 256;
   at::Tensor self = at::zeros({kTargets, kWidth});
   at::Tensor src = at::randn({kSources, kWidth});
@@ -316,13 +316,13 @@ Workload ScatterAdd(DeviceCopies& dev) {
 
 constexpr int64_t kSeed = 42, kOffset = 0;
 
-Workload Uniform(DeviceCopies& dev) {
+Workload uniform_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kElements});
   return {{dev(out), arg(kSeed), arg(kOffset), arg(0.0), arg(1.0)},
           [=]() mutable { out.uniform_(0, 1); }};
 }
 
-Workload Bernoulli(DeviceCopies& dev) {
+Workload bernoulli_workload(DeviceCopies& dev) {
   at::Tensor out = at::empty({kElements});
   return {{dev(out), arg(kSeed), arg(kOffset), arg(0.5)},
           [=]() mutable { out.bernoulli_(0.5); }};
@@ -331,7 +331,7 @@ Workload Bernoulli(DeviceCopies& dev) {
 // --- optim: one Adam step on 1M parameters; torch's fused CPU Adam
 // (torch.optim.Adam(fused=True)) ----------------------------------------------
 
-Workload AdamStep(DeviceCopies& dev) {
+Workload adam_step_workload(DeviceCopies& dev) {
   constexpr double kStep = 10, kLr = 1e-3, kBeta1 = 0.9, kBeta2 = 0.999,
                    kEps = 1e-8, kWeightDecay = 0;
   at::Tensor param = at::randn({kElements});
@@ -359,34 +359,35 @@ struct KernelCase {
 
 const std::vector<KernelCase>& kernel_cases() {
   static const std::vector<KernelCase> cases = {
-      {"elementwise", "add", HAL_KERNEL_ADD, Add},
-      {"elementwise", "mul", HAL_KERNEL_MUL, Mul},
-      {"elementwise", "gelu", HAL_KERNEL_GELU, Gelu},
-      {"elementwise", "exp", HAL_KERNEL_EXP, Exp},
-      {"reduction", "sum", HAL_KERNEL_SUM, Sum},
-      {"reduction", "softmax", HAL_KERNEL_SOFTMAX, Softmax},
-      {"reduction", "var", HAL_KERNEL_VAR, Var},
+      {"elementwise", "add", HAL_KERNEL_ADD, add_workload},
+      {"elementwise", "mul", HAL_KERNEL_MUL, mul_workload},
+      {"elementwise", "gelu", HAL_KERNEL_GELU, gelu_workload},
+      {"elementwise", "exp", HAL_KERNEL_EXP, exp_workload},
+      {"reduction", "sum", HAL_KERNEL_SUM, sum_workload},
+      {"reduction", "softmax", HAL_KERNEL_SOFTMAX, softmax_workload},
+      {"reduction", "var", HAL_KERNEL_VAR, var_workload},
       {"linalg", "matmul/256", HAL_KERNEL_MATMUL,
-       [](DeviceCopies& dev) { return Matmul(dev, 256); }},
+       [](DeviceCopies& dev) { return matmul_workload(dev, 256); }},
       {"linalg", "matmul/512", HAL_KERNEL_MATMUL,
-       [](DeviceCopies& dev) { return Matmul(dev, 512); }},
-      {"linalg", "addmm", HAL_KERNEL_ADDMM, Addmm},
-      {"nn", "layer_norm", HAL_KERNEL_LAYER_NORM, LayerNorm},
-      {"nn", "nll_loss", HAL_KERNEL_NLL_LOSS, NllLoss},
-      {"conv", "conv2d", HAL_KERNEL_CONV2D, Conv2d},
-      {"conv", "max_pool2d", HAL_KERNEL_MAX_POOL2D, MaxPool2d},
-      {"conv", "batch_norm", HAL_KERNEL_BATCH_NORM, BatchNorm},
-      {"indexing", "index_select", HAL_KERNEL_INDEX_SELECT, IndexSelect},
-      {"indexing", "scatter_add", HAL_KERNEL_SCATTER_ADD, ScatterAdd},
-      {"random", "uniform", HAL_KERNEL_UNIFORM, Uniform},
-      {"random", "bernoulli", HAL_KERNEL_BERNOULLI, Bernoulli},
-      {"optim", "adam_step", HAL_KERNEL_ADAM_STEP, AdamStep},
+       [](DeviceCopies& dev) { return matmul_workload(dev, 512); }},
+      {"linalg", "addmm", HAL_KERNEL_ADDMM, addmm_workload},
+      {"nn", "layer_norm", HAL_KERNEL_LAYER_NORM, layer_norm_workload},
+      {"nn", "nll_loss", HAL_KERNEL_NLL_LOSS, nll_loss_workload},
+      {"conv", "conv2d", HAL_KERNEL_CONV2D, conv2d_workload},
+      {"conv", "max_pool2d", HAL_KERNEL_MAX_POOL2D, max_pool2d_workload},
+      {"conv", "batch_norm", HAL_KERNEL_BATCH_NORM, batch_norm_workload},
+      {"indexing", "index_select", HAL_KERNEL_INDEX_SELECT,
+       index_select_workload},
+      {"indexing", "scatter_add", HAL_KERNEL_SCATTER_ADD, scatter_add_workload},
+      {"random", "uniform", HAL_KERNEL_UNIFORM, uniform_workload},
+      {"random", "bernoulli", HAL_KERNEL_BERNOULLI, bernoulli_workload},
+      {"optim", "adam_step", HAL_KERNEL_ADAM_STEP, adam_step_workload},
   };
   return cases;
 }
 
 // Launch + synchronize of the case's kernel on inputs already on the device.
-void BM_Hal(benchmark::State& state, const KernelCase* kernel_case) {
+void bm_hal(benchmark::State& state, const KernelCase* kernel_case) {
   const hal::Device& device = bench_device();
   DeviceCopies copies(device);
   const Workload workload = kernel_case->make(copies);
@@ -402,7 +403,7 @@ void BM_Hal(benchmark::State& state, const KernelCase* kernel_case) {
 }
 
 // The equivalent ATen call, on host tensors with the same values.
-void BM_Torch(benchmark::State& state, const KernelCase* kernel_case) {
+void bm_torch(benchmark::State& state, const KernelCase* kernel_case) {
   DeviceCopies copies(bench_device());
   const Workload workload = kernel_case->make(copies);
   workload.torch_op();
@@ -415,9 +416,9 @@ void register_benchmarks(const std::string& driver) {
   for (const KernelCase& kernel_case : kernel_cases()) {
     const std::string prefix =
         std::string(kernel_case.family) + "/" + kernel_case.name;
-    add(prefix + "/hal_" + driver, BM_Hal, &kernel_case)
+    add(prefix + "/hal_" + driver, bm_hal, &kernel_case)
         ->Unit(benchmark::kMicrosecond);
-    add(prefix + "/torch_cpu", BM_Torch, &kernel_case)
+    add(prefix + "/torch_cpu", bm_torch, &kernel_case)
         ->Unit(benchmark::kMicrosecond);
   }
 }
@@ -429,7 +430,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (!hal_bench::add_device_context("hal_kernel_bench")) return 1;
   // cpu_ref runs each kernel on up to hardware_concurrency threads
-  // (drivers/cpu_ref/kernels/parallel.h); torch gets the same number.
+  // (drivers/cpu_ref/kernels/parallel.hpp); torch gets the same number.
   const int threads =
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);

@@ -33,7 +33,7 @@ and from them.
 The driver is HAL_DRIVER's (default cpu_ref). torch's intra-op thread count
 is --torch_threads=N (default 1, recorded in the output's context): every
 case here is small enough that cpu_ref runs each kernel on one thread
-(kernels/parallel.h starts helpers from 4 Mflop per thread on), so one torch
+(kernels/parallel.hpp starts helpers from 4 Mflop per thread on), so one torch
 thread compares like with like; on a busy machine a second OpenMP thread
 also costs torch milliseconds per parallel region (docs/performance.md).
 """

@@ -1,25 +1,27 @@
 // The driver's one exported symbol and its entry table. The entries live in
 // the concept files (device, memory, stream, event, transfer, kernels/),
 // one function per table field; this file only collects them
-// (kit/driver_table.h).
+// (kit/driver_table.hpp).
 #include "hal/driver.h"
-#include "common.h"
-#include "device.h"
-#include "kit/driver_table.h"
-#include "memory.h"
+#include "common.hpp"
+#include "device.hpp"
+#include "kit/driver_table.hpp"
+#include "memory.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::accept_host;
 
 HAL_KIT_DECLARE_ENTRIES()
 
 hal_status* initialize(const hal_host_api* host) {
-  if (hal_status* refused = AcceptHost(host, kDriverName)) {
+  if (hal_status* refused = accept_host(host, kDriverName)) {
     return refused;
   }
-  return Guard("initialize", [] {
-    Log(HAL_LOG_DEBUG,
+  return guard("initialize", [] {
+    log(HAL_LOG_DEBUG,
         fmt::format("cpu_ref: {} device(s), {} bytes of memory each",
-                    Devices().size(), MemoryBudget()));
+                    devices().size(), memory_budget()));
   });
 }
 

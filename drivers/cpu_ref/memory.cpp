@@ -1,11 +1,11 @@
 // Allocation maps and the memory entries.
-#include "memory.h"
+#include "memory.hpp"
 
 #include <cstdlib>
 #include <new>
 
-#include "common.h"
-#include "device.h"
+#include "common.hpp"
+#include "device.hpp"
 
 namespace cpu_ref {
 
@@ -20,19 +20,19 @@ uint64_t AllocationMap::used() const {
   return used_;
 }
 
-uint64_t AllocationMap::Allocate(uint64_t bytes, uint64_t alignment) {
+uint64_t AllocationMap::allocate(uint64_t bytes, uint64_t alignment) {
   if (alignment == 0) {
     alignment = kMinAlignment;
   }
   if ((alignment & (alignment - 1)) != 0) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "alignment {} is not a power of two",
+    fail(HAL_STATUS_INVALID_ARGUMENT, "alignment {} is not a power of two",
          alignment);
   }
   if (bytes == 0) {
     return 0;  // HAL_DEVPTR_NULL / a NULL host pointer
   }
   if (bytes > budget_) {
-    Fail(oversize_, "{} bytes exceed the largest {} allocation ({} bytes)",
+    fail(oversize_, "{} bytes exceed the largest {} allocation ({} bytes)",
          bytes, kind_, budget_);
   }
   if (alignment < kMinAlignment) {
@@ -44,13 +44,13 @@ uint64_t AllocationMap::Allocate(uint64_t bytes, uint64_t alignment) {
   // does); aligned_alloc wants a multiple of the alignment.
   const uint64_t rounded = (bytes + alignment) / alignment * alignment;
   if (rounded <= bytes) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} bytes aligned to {} overflow", bytes,
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{} bytes aligned to {} overflow", bytes,
          alignment);
   }
   {
     std::lock_guard lock(mutex_);
     if (used_ + bytes > budget_) {
-      Fail(HAL_STATUS_OUT_OF_MEMORY,
+      fail(HAL_STATUS_OUT_OF_MEMORY,
            "{} bytes do not fit: {} of {} {} bytes in use", bytes, used_,
            budget_, kind_);
     }
@@ -60,7 +60,7 @@ uint64_t AllocationMap::Allocate(uint64_t bytes, uint64_t alignment) {
   std::lock_guard lock(mutex_);
   if (memory == nullptr) {
     used_ -= bytes;
-    Fail(HAL_STATUS_OUT_OF_MEMORY,
+    fail(HAL_STATUS_OUT_OF_MEMORY,
          "the host could not provide {} bytes aligned to {}", bytes, alignment);
   }
   const uint64_t address = reinterpret_cast<uint64_t>(memory);
@@ -68,11 +68,11 @@ uint64_t AllocationMap::Allocate(uint64_t bytes, uint64_t alignment) {
   return address;
 }
 
-void AllocationMap::Free(uint64_t address) {
+void AllocationMap::free(uint64_t address) {
   std::lock_guard lock(mutex_);
   auto it = live_.find(address);
   if (it == live_.end()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{:#x} is not the start of a live {} allocation", address, kind_);
   }
   used_ -= it->second;
@@ -80,7 +80,7 @@ void AllocationMap::Free(uint64_t address) {
   std::free(reinterpret_cast<void*>(address));
 }
 
-bool AllocationMap::Contains(uint64_t address, uint64_t bytes) const {
+bool AllocationMap::contains(uint64_t address, uint64_t bytes) const {
   std::lock_guard lock(mutex_);
   auto it = live_.upper_bound(address);
   if (it == live_.begin()) {
@@ -91,54 +91,54 @@ bool AllocationMap::Contains(uint64_t address, uint64_t bytes) const {
   return offset <= it->second && bytes <= it->second - offset;
 }
 
-void AllocationMap::CheckContains(uint64_t address, uint64_t bytes,
-                                  const char* what) const {
-  if (!Contains(address, bytes)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+void AllocationMap::check_contains(uint64_t address, uint64_t bytes,
+                                   const char* what) const {
+  if (!contains(address, bytes)) {
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{} [{:#x}, {:#x}) ({} bytes) does not lie inside one live {} "
          "allocation",
          what, address, address + bytes, bytes, kind_);
   }
 }
 
-AllocationMap& PinnedMemory() {
-  static auto* pinned = new AllocationMap("pinned host", MemoryBudget(),
+AllocationMap& pinned_memory() {
+  static auto* pinned = new AllocationMap("pinned host", memory_budget(),
                                           HAL_STATUS_OUT_OF_MEMORY);
   return *pinned;
 }
 
 hal_status* mem_alloc(hal_device* device_handle, uint64_t bytes,
                       uint64_t alignment, hal_devptr* out_ptr) {
-  return Guard("mem_alloc", [&] {
-    Device& device = GetDevice(device_handle);
-    RequireNonNull(out_ptr, "out_ptr");
-    *out_ptr = device.memory().Allocate(bytes, alignment);
+  return guard("mem_alloc", [&] {
+    Device& device = get_device(device_handle);
+    require_non_null(out_ptr, "out_ptr");
+    *out_ptr = device.memory().allocate(bytes, alignment);
   });
 }
 
 hal_status* mem_free(hal_device* device_handle, hal_devptr ptr) {
-  return Guard("mem_free", [&] {
-    Device& device = GetDevice(device_handle);
+  return guard("mem_free", [&] {
+    Device& device = get_device(device_handle);
     if (ptr != HAL_DEVPTR_NULL) {
-      device.memory().Free(ptr);
+      device.memory().free(ptr);
     }
   });
 }
 
 hal_status* host_alloc(hal_device* device_handle, uint64_t bytes,
                        void** out_ptr) {
-  return Guard("host_alloc", [&] {
-    GetDevice(device_handle);
-    RequireNonNull(out_ptr, "out_ptr");
-    *out_ptr = reinterpret_cast<void*>(PinnedMemory().Allocate(bytes, 0));
+  return guard("host_alloc", [&] {
+    get_device(device_handle);
+    require_non_null(out_ptr, "out_ptr");
+    *out_ptr = reinterpret_cast<void*>(pinned_memory().allocate(bytes, 0));
   });
 }
 
 hal_status* host_free(hal_device* device_handle, void* ptr) {
-  return Guard("host_free", [&] {
-    GetDevice(device_handle);
+  return guard("host_free", [&] {
+    get_device(device_handle);
     if (ptr != nullptr) {
-      PinnedMemory().Free(reinterpret_cast<uint64_t>(ptr));
+      pinned_memory().free(reinterpret_cast<uint64_t>(ptr));
     }
   });
 }

@@ -9,96 +9,96 @@
 #include <array>
 #include <cstring>
 
-#include "device.h"
-#include "kit/transfer_checks.h"
-#include "memory.h"
-#include "stream.h"
+#include "device.hpp"
+#include "kit/transfer_checks.hpp"
+#include "memory.hpp"
+#include "stream.hpp"
 
 namespace cpu_ref {
 namespace {
 
 // Checks a device range of a copy; returns the device that owns it.
-const Device* CheckDeviceRange(uint64_t address, uint64_t bytes,
-                               const char* what) {
-  for (const auto& device : Devices()) {
-    if (device->memory().Contains(address, bytes)) {
+const Device* check_device_range(uint64_t address, uint64_t bytes,
+                                 const char* what) {
+  for (const auto& device : devices()) {
+    if (device->memory().contains(address, bytes)) {
       return device.get();
     }
   }
-  Fail(HAL_STATUS_INVALID_ARGUMENT,
+  fail(HAL_STATUS_INVALID_ARGUMENT,
        "{} [{:#x}, {:#x}) ({} bytes) does not lie inside one live device "
        "allocation",
        what, address, address + bytes, bytes);
 }
 
 // Checks a host range; returns true when it is pinned memory.
-bool CheckHostRange(uint64_t address, uint64_t bytes, const char* what) {
+bool check_host_range(uint64_t address, uint64_t bytes, const char* what) {
   if (address == 0) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} host pointer is NULL", what);
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{} host pointer is NULL", what);
   }
   if (address + bytes < address) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{} host range wraps around the address space", what);
   }
-  return PinnedMemory().Contains(address, bytes);
+  return pinned_memory().contains(address, bytes);
 }
 
 }  // namespace
 
 hal_status* copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
                  uint64_t src, uint64_t bytes) {
-  return Guard("copy", [&] {
-    std::shared_ptr<Stream> stream = GetStream(stream_handle);
+  return guard("copy", [&] {
+    std::shared_ptr<Stream> stream = get_stream(stream_handle);
     const auto [checked_kind, dst_on_device, src_on_device] =
-        driver_kit::CheckCopyKind(kind);
+        driver_kit::check_copy_kind(kind);
     if (bytes == 0) {
       return;
     }
     bool asynchronous = true;
     std::array<const Device*, 2> owners{};
     if (dst_on_device) {
-      owners[0] = CheckDeviceRange(dst, bytes, "destination");
+      owners[0] = check_device_range(dst, bytes, "destination");
     } else {
-      asynchronous &= CheckHostRange(dst, bytes, "destination");
+      asynchronous &= check_host_range(dst, bytes, "destination");
     }
     if (src_on_device) {
-      owners[1] = CheckDeviceRange(src, bytes, "source");
+      owners[1] = check_device_range(src, bytes, "source");
     } else {
-      asynchronous &= CheckHostRange(src, bytes, "source");
+      asynchronous &= check_host_range(src, bytes, "source");
     }
     const Device* device = stream->device();
     if ((owners[0] != nullptr || owners[1] != nullptr) && owners[0] != device &&
         owners[1] != device) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "neither side of the copy is memory of the stream's device {}",
            device->ordinal());
     }
     // A copy the host waits for anyway runs inline whenever the stream is
     // idle, whatever its size.
-    const uint64_t sequence = stream->Enqueue(
+    const uint64_t sequence = stream->enqueue(
         [dst, src, bytes] {
           std::memmove(reinterpret_cast<void*>(dst),
                        reinterpret_cast<const void*>(src), bytes);
         },
         asynchronous ? bytes : 0);
     if (!asynchronous) {
-      stream->WaitFor(sequence);
+      stream->wait_for(sequence);
     }
   });
 }
 
 hal_status* fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
                  uint32_t pattern_bytes, uint64_t bytes) {
-  return Guard("fill", [&] {
-    std::shared_ptr<Stream> stream = GetStream(stream_handle);
-    driver_kit::CheckFillArguments(pattern, pattern_bytes, bytes);
+  return guard("fill", [&] {
+    std::shared_ptr<Stream> stream = get_stream(stream_handle);
+    driver_kit::check_fill_arguments(pattern, pattern_bytes, bytes);
     if (bytes == 0) {
       return;
     }
-    stream->device()->memory().CheckContains(dst, bytes, "fill destination");
+    stream->device()->memory().check_contains(dst, bytes, "fill destination");
     uint64_t value = 0;
     std::memcpy(&value, pattern, pattern_bytes);
-    stream->Enqueue(
+    stream->enqueue(
         [dst, value, pattern_bytes, bytes] {
           auto* out = reinterpret_cast<unsigned char*>(dst);
           if (pattern_bytes == 1) {

@@ -1,5 +1,5 @@
 // Argument validation for the standard kernels.
-#include "kit/args.h"
+#include "kit/args.hpp"
 
 #include <fmt/ranges.h>
 
@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "kit/dtype.h"
-#include "kit/error.h"
+#include "kit/dtype.hpp"
+#include "kit/error.hpp"
 
 namespace driver_kit {
 namespace {
@@ -29,12 +29,12 @@ Shape TensorArg::shape() const {
   return shape;
 }
 
-bool TensorArg::Overlaps(const TensorArg& other) const {
+bool TensorArg::overlaps(const TensorArg& other) const {
   return num_elements > 0 && other.num_elements > 0 &&
          first_byte < other.end_byte && other.first_byte < end_byte;
 }
 
-bool TensorArg::HasDistinctElements() const {
+bool TensorArg::has_distinct_elements() const {
   std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
   for (int d = 0; d < tensor.rank; ++d) {
     if (tensor.sizes[d] > 1) {
@@ -53,11 +53,11 @@ bool TensorArg::HasDistinctElements() const {
 }
 
 template <typename Dst>
-Dst ScalarArg::As() const {
-  return is_integer ? ConvertTo<Dst>(i64) : ConvertTo<Dst>(f64);
+Dst ScalarArg::as() const {
+  return is_integer ? convert_to<Dst>(i64) : convert_to<Dst>(f64);
 }
 
-#define KIT_INSTANTIATE_AS(T) template T ScalarArg::As<T>() const;
+#define KIT_INSTANTIATE_AS(T) template T ScalarArg::as<T>() const;
 KIT_INSTANTIATE_AS(float)
 KIT_INSTANTIATE_AS(double)
 KIT_INSTANTIATE_AS(Half)
@@ -75,43 +75,43 @@ ArgChecker::ArgChecker(const char* kernel, const DeviceMemory& device,
                        uint32_t expected_args)
     : kernel_(kernel), device_(device), args_(args) {
   if (num_args != expected_args) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} takes {} arguments, got {}", kernel,
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{} takes {} arguments, got {}", kernel,
          expected_args, num_args);
   }
   if (args == nullptr) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: args is NULL", kernel);
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{}: args is NULL", kernel);
   }
 }
 
-TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
+TensorArg ArgChecker::tensor(uint32_t index, const char* name) const {
   const hal_arg& arg = args_[index];
   if (arg.kind != HAL_ARG_TENSOR) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: argument {} ({}) must be a tensor, got kind {}", kernel_, index,
          name, arg.kind);
   }
   TensorArg result;
   result.tensor = arg.value.tensor;
   const hal_tensor& t = result.tensor;
-  if (!IsValidDtype(t.dtype)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has invalid dtype {}", kernel_,
+  if (!is_valid_dtype(t.dtype)) {
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has invalid dtype {}", kernel_,
          name, t.dtype);
   }
   if (t.rank < 0 || t.rank > HAL_MAX_RANK) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has rank {}, outside [0, {}]",
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has rank {}, outside [0, {}]",
          kernel_, name, t.rank, HAL_MAX_RANK);
   }
   if ((device_.dtypes() & HAL_DTYPE_BIT(t.dtype)) == 0) {
-    Fail(HAL_STATUS_UNSUPPORTED, "{}: {} has dtype {}, which device {} lacks",
-         kernel_, name, DtypeName(t.dtype), device_.ordinal());
+    fail(HAL_STATUS_UNSUPPORTED, "{}: {} has dtype {}, which device {} lacks",
+         kernel_, name, dtype_name(t.dtype), device_.ordinal());
   }
-  result.element_size = DtypeSize(t.dtype);
+  result.element_size = dtype_size(t.dtype);
   __int128 count = 1;
   __int128 low = 0;   // most negative element offset
   __int128 high = 0;  // most positive element offset
   for (int d = 0; d < t.rank; ++d) {
     if (t.sizes[d] < 0) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has negative size {} in dim {}",
+      fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has negative size {} in dim {}",
            kernel_, name, t.sizes[d], d);
     }
     count *= t.sizes[d];
@@ -125,7 +125,7 @@ TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
     }
   }
   if (count > kMaxExtent) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has too many elements", kernel_,
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has too many elements", kernel_,
          name);
   }
   result.num_elements = static_cast<int64_t>(count);
@@ -133,7 +133,7 @@ TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
     return result;
   }
   if (t.data == HAL_DEVPTR_NULL) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has NULL data but {} elements",
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} has NULL data but {} elements",
          kernel_, name, result.num_elements);
   }
   const __int128 first =
@@ -142,15 +142,15 @@ TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
       static_cast<__int128>(t.data) + (high + 1) * result.element_size;
   if (first < 0 || end > static_cast<__int128>(UINT64_MAX) ||
       high - low > kMaxExtent) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: {}'s strided extent falls outside the address space", kernel_,
          name);
   }
   result.first_byte = static_cast<uint64_t>(first);
   result.end_byte = static_cast<uint64_t>(end);
-  if (!device_.Contains(result.first_byte,
+  if (!device_.contains(result.first_byte,
                         result.end_byte - result.first_byte)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: {} spans [{:#x}, {:#x}) ({} bytes), which does not lie inside "
          "one live "
          "allocation of device {}",
@@ -160,7 +160,7 @@ TensorArg ArgChecker::Tensor(uint32_t index, const char* name) const {
   return result;
 }
 
-ScalarArg ArgChecker::Scalar(uint32_t index, const char* name) const {
+ScalarArg ArgChecker::scalar(uint32_t index, const char* name) const {
   const hal_arg& arg = args_[index];
   ScalarArg result;
   if (arg.kind == HAL_ARG_I64) {
@@ -169,72 +169,72 @@ ScalarArg ArgChecker::Scalar(uint32_t index, const char* name) const {
   } else if (arg.kind == HAL_ARG_F64) {
     result.f64 = arg.value.f64;
   } else {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: argument {} ({}) must be an i64 or f64 scalar, got kind {}",
          kernel_, index, name, arg.kind);
   }
   return result;
 }
 
-std::optional<TensorArg> ArgChecker::OptionalTensor(uint32_t index,
-                                                    const char* name) const {
+std::optional<TensorArg> ArgChecker::optional_tensor(uint32_t index,
+                                                     const char* name) const {
   if (args_[index].kind == HAL_ARG_NONE) {
     return std::nullopt;
   }
-  return Tensor(index, name);
+  return tensor(index, name);
 }
 
-int64_t ArgChecker::Int(uint32_t index, const char* name) const {
+int64_t ArgChecker::int_value(uint32_t index, const char* name) const {
   const hal_arg& arg = args_[index];
   if (arg.kind != HAL_ARG_I64) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: argument {} ({}) must be an i64, got kind {}", kernel_, index,
          name, arg.kind);
   }
   return arg.value.i64;
 }
 
-double ArgChecker::Float(uint32_t index, const char* name) const {
+double ArgChecker::float_value(uint32_t index, const char* name) const {
   const hal_arg& arg = args_[index];
   if (arg.kind != HAL_ARG_F64) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: argument {} ({}) must be an f64, got kind {}", kernel_, index,
          name, arg.kind);
   }
   return arg.value.f64;
 }
 
-void ArgChecker::SameDtype(const TensorArg& tensor, const char* name,
-                           const TensorArg& reference,
-                           const char* reference_name) const {
+void ArgChecker::same_dtype(const TensorArg& tensor, const char* name,
+                            const TensorArg& reference,
+                            const char* reference_name) const {
   if (tensor.dtype() != reference.dtype()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: {} is {} but {} is {}; they must match", kernel_, name,
-         DtypeName(tensor.dtype()), reference_name,
-         DtypeName(reference.dtype()));
+         dtype_name(tensor.dtype()), reference_name,
+         dtype_name(reference.dtype()));
   }
 }
 
-void ArgChecker::SameShape(const TensorArg& tensor, const char* name,
-                           const TensorArg& reference,
-                           const char* reference_name) const {
+void ArgChecker::same_shape(const TensorArg& tensor, const char* name,
+                            const TensorArg& reference,
+                            const char* reference_name) const {
   const Shape a = tensor.shape();
   const Shape b = reference.shape();
   if (a.rank == b.rank &&
       std::equal(a.sizes.begin(), a.sizes.begin() + a.rank, b.sizes.begin())) {
     return;
   }
-  Fail(HAL_STATUS_INVALID_ARGUMENT,
+  fail(HAL_STATUS_INVALID_ARGUMENT,
        "{}: {} has shape [{}] but {} has shape [{}]", kernel_, name,
        fmt::join(a.sizes.begin(), a.sizes.begin() + a.rank, ", "),
        reference_name,
        fmt::join(b.sizes.begin(), b.sizes.begin() + b.rank, ", "));
 }
 
-void ArgChecker::Unsupported(const TensorArg& tensor, const char* name,
+void ArgChecker::unsupported(const TensorArg& tensor, const char* name,
                              const char* allowed) const {
-  Fail(HAL_STATUS_UNSUPPORTED, "{}: {} dtype {} is not supported (only {})",
-       kernel_, name, DtypeName(tensor.dtype()), allowed);
+  fail(HAL_STATUS_UNSUPPORTED, "{}: {} dtype {} is not supported (only {})",
+       kernel_, name, dtype_name(tensor.dtype()), allowed);
 }
 
 }  // namespace driver_kit

@@ -1,22 +1,22 @@
-// The host checks of every driver's initialize() (driver_table.h).
-#include "kit/driver_table.h"
+// The host checks of every driver's initialize() (driver_table.hpp).
+#include "kit/driver_table.hpp"
 
 #include <fmt/format.h>
 
-#include "kit/error.h"
+#include "kit/error.hpp"
 
 namespace driver_kit {
 
-hal_status* AcceptHost(const hal_host_api* host, const char* driver_name) {
-  // Without a usable status_create nothing can be reported (MakeStatus).
+hal_status* accept_host(const hal_host_api* host, const char* driver_name) {
+  // Without a usable status_create nothing can be reported (make_status).
   if (host == nullptr || !HAL_STRUCT_HAS(host, hal_host_api, status_create) ||
       host->status_create == nullptr) {
-    return MakeStatus(HAL_STATUS_INVALID_ARGUMENT,
-                      "initialize: unusable host table");
+    return make_status(HAL_STATUS_INVALID_ARGUMENT,
+                       "initialize: unusable host table");
   }
-  SetHost(host, driver_name);
+  set_host(host, driver_name);
   if (host->abi_major != HAL_ABI_MAJOR) {
-    return MakeStatus(
+    return make_status(
         HAL_STATUS_VERSION_MISMATCH,
         fmt::format("{} initialize: host ABI {}.{}, driver ABI {}.{}",
                     driver_name, host->abi_major, host->abi_minor,

@@ -1,5 +1,5 @@
 // The host table and the exception-to-status conversion used by every entry.
-#include "kit/error.h"
+#include "kit/error.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,12 +14,12 @@ const char* g_driver_name = "driver";
 
 }  // namespace
 
-void SetHost(const hal_host_api* host, const char* driver_name) {
+void set_host(const hal_host_api* host, const char* driver_name) {
   g_host = host;
   g_driver_name = driver_name;
 }
 
-hal_status* MakeStatus(hal_status_code code, const std::string& message) {
+hal_status* make_status(hal_status_code code, const std::string& message) {
   if (g_host == nullptr) {
     // The ABI gives no way to report anything before initialize(); calling
     // an entry earlier is a core bug that must not pass for success.
@@ -30,14 +30,14 @@ hal_status* MakeStatus(hal_status_code code, const std::string& message) {
   return g_host->status_create(code, message.c_str());
 }
 
-void Log(hal_log_level level, const std::string& message) {
+void log(hal_log_level level, const std::string& message) {
   if (g_host != nullptr && HAL_STRUCT_HAS(g_host, hal_host_api, log) &&
       g_host->log != nullptr) {
     g_host->log(level, message.c_str());
   }
 }
 
-Error CurrentExceptionAsError() {
+Error current_exception_as_error() {
   try {
     throw;
   } catch (const Error& error) {
@@ -53,14 +53,14 @@ Error CurrentExceptionAsError() {
   }
 }
 
-hal_status* GuardImpl(const char* entry, void (*body)(void*), void* context) {
+hal_status* guard_impl(const char* entry, void (*body)(void*), void* context) {
   try {
     body(context);
     return nullptr;
   } catch (...) {
-    const Error error = CurrentExceptionAsError();
-    return MakeStatus(error.code, fmt::format("{} {}: {}", g_driver_name, entry,
-                                              error.message));
+    const Error error = current_exception_as_error();
+    return make_status(error.code, fmt::format("{} {}: {}", g_driver_name,
+                                               entry, error.message));
   }
 }
 

@@ -1,19 +1,19 @@
-#include "kit/nn_checks.h"
+#include "kit/nn_checks.hpp"
 
 #include <fmt/ranges.h>
 
-#include "kit/dtype.h"
-#include "kit/error.h"
+#include "kit/dtype.hpp"
+#include "kit/error.hpp"
 
 namespace driver_kit {
 
-NormShapes CheckNormShapes(const ArgChecker& check, const TensorArg& in,
-                           int64_t normalized_ndim) {
-  if (!IsFloatingDtype(in.dtype())) {
-    check.Unsupported(in, "in", "f32, f64, f16, bf16");
+NormShapes check_norm_shapes(const ArgChecker& check, const TensorArg& in,
+                             int64_t normalized_ndim) {
+  if (!is_floating_dtype(in.dtype())) {
+    check.unsupported(in, "in", "f32, f64, f16, bf16");
   }
   if (normalized_ndim < 1 || normalized_ndim > in.rank()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: normalized_ndim {} must lie in [1, {}] (in's rank)",
          check.kernel(), normalized_ndim, in.rank());
   }
@@ -36,17 +36,17 @@ NormShapes CheckNormShapes(const ArgChecker& check, const TensorArg& in,
   return shapes;
 }
 
-void CheckLike(const ArgChecker& check, const TensorArg& tensor,
-               const char* name, const TensorArg& in, const Shape& sizes,
-               const char* what) {
-  check.SameDtype(tensor, name, in, "in");
+void check_like(const ArgChecker& check, const TensorArg& tensor,
+                const char* name, const TensorArg& in, const Shape& sizes,
+                const char* what) {
+  check.same_dtype(tensor, name, in, "in");
   const Shape actual = tensor.shape();
   bool same = actual.rank == sizes.rank;
   for (int d = 0; same && d < sizes.rank; ++d) {
     same = actual.sizes[d] == sizes.sizes[d];
   }
   if (!same) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: {} has shape [{}] but must be [{}] ({})", check.kernel(), name,
          fmt::join(actual.sizes.begin(), actual.sizes.begin() + actual.rank,
                    ", "),
@@ -55,45 +55,45 @@ void CheckLike(const ArgChecker& check, const TensorArg& tensor,
   }
 }
 
-void ExpectNllShape(const ArgChecker& check, const TensorArg& tensor,
-                    const char* name, std::optional<int64_t> length) {
+void expect_nll_shape(const ArgChecker& check, const TensorArg& tensor,
+                      const char* name, std::optional<int64_t> length) {
   const bool ok = length
                       ? tensor.rank() == 1 && tensor.tensor.sizes[0] == *length
                       : tensor.rank() == 0;
   if (!ok) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} must have shape {}",
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} must have shape {}",
          check.kernel(), name,
          length ? fmt::format("[{}]", *length) : "[] (rank 0)");
   }
 }
 
-NllArgs CheckNll(const ArgChecker& check, const TensorArg& scores,
-                 const char* scores_name, uint32_t target_index,
-                 uint32_t weight_index, uint32_t reduction_index) {
-  NllArgs nll{scores, check.Tensor(target_index, "target"),
-              check.OptionalTensor(weight_index, "weight"),
-              check.Int(reduction_index, "reduction"),
-              check.Int(reduction_index + 1, "ignore_index")};
-  if (!IsFloatingDtype(scores.dtype())) {
-    check.Unsupported(scores, scores_name, "f32, f64, f16, bf16");
+NllArgs check_nll(const ArgChecker& check, const TensorArg& scores,
+                  const char* scores_name, uint32_t target_index,
+                  uint32_t weight_index, uint32_t reduction_index) {
+  NllArgs nll{scores, check.tensor(target_index, "target"),
+              check.optional_tensor(weight_index, "weight"),
+              check.int_value(reduction_index, "reduction"),
+              check.int_value(reduction_index + 1, "ignore_index")};
+  if (!is_floating_dtype(scores.dtype())) {
+    check.unsupported(scores, scores_name, "f32, f64, f16, bf16");
   }
   if (scores.rank() != 1 && scores.rank() != 2) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: {} must be [N, C] or [C], got rank {}", check.kernel(),
          scores_name, scores.rank());
   }
   if (nll.target.dtype() != HAL_DTYPE_I64) {
-    check.Unsupported(nll.target, "target", "i64");
+    check.unsupported(nll.target, "target", "i64");
   }
-  ExpectNllShape(
+  expect_nll_shape(
       check, nll.target, "target",
       scores.rank() == 2 ? std::optional(nll.samples()) : std::nullopt);
   if (nll.weight) {
-    check.SameDtype(*nll.weight, "weight", scores, scores_name);
-    ExpectNllShape(check, *nll.weight, "weight", nll.classes());
+    check.same_dtype(*nll.weight, "weight", scores, scores_name);
+    expect_nll_shape(check, *nll.weight, "weight", nll.classes());
   }
   if (nll.reduction < kNllNone || nll.reduction > kNllSum) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: reduction {} must be 0 (none), 1 (mean) or 2 (sum)",
          check.kernel(), nll.reduction);
   }

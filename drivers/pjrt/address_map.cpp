@@ -1,23 +1,23 @@
-// The bridge's virtual address space (see address_map.h).
-#include "address_map.h"
+// The bridge's virtual address space (see address_map.hpp).
+#include "address_map.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "kit/error.h"
+#include "kit/error.hpp"
 
 namespace pjrt_bridge {
 
-using driver_kit::Fail;
+using driver_kit::fail;
 
-hal_devptr AddressMap::Insert(uint64_t bytes, uint64_t alignment) {
+hal_devptr AddressMap::insert(uint64_t bytes, uint64_t alignment) {
   alignment = std::max(alignment, kGranule);
   std::lock_guard lock(mutex_);
   const hal_devptr start = (next_ + alignment - 1) & ~(alignment - 1);
   const uint64_t span = (bytes + kGranule - 1) / kGranule * kGranule;
   if (start < next_ ||
       span > std::numeric_limits<hal_devptr>::max() - start - kGranule) {
-    Fail(HAL_STATUS_OUT_OF_MEMORY,
+    fail(HAL_STATUS_OUT_OF_MEMORY,
          "the bridge's address space is exhausted ({} bytes asked)", bytes);
   }
   // One granule of gap: an address one past an allocation's end never
@@ -28,12 +28,12 @@ hal_devptr AddressMap::Insert(uint64_t bytes, uint64_t alignment) {
   return start;
 }
 
-void AddressMap::Erase(hal_devptr start) {
+void AddressMap::erase(hal_devptr start) {
   BufferPtr contents;  // released outside the lock
   std::lock_guard lock(mutex_);
   auto it = live_.find(start);
   if (it == live_.end()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "0x{:x} is not the start of a live allocation", start);
   }
   contents = std::move(it->second.contents);
@@ -42,7 +42,7 @@ void AddressMap::Erase(hal_devptr start) {
 }
 
 std::map<hal_devptr, AddressMap::Allocation>::const_iterator
-AddressMap::Holding(hal_devptr address) const {
+AddressMap::holding(hal_devptr address) const {
   auto it = live_.upper_bound(address);
   if (it == live_.begin()) {
     return live_.end();
@@ -54,34 +54,34 @@ AddressMap::Holding(hal_devptr address) const {
   return it;
 }
 
-Placement AddressMap::Find(hal_devptr address, uint64_t bytes,
+Placement AddressMap::find(hal_devptr address, uint64_t bytes,
                            const char* what) const {
   std::lock_guard lock(mutex_);
-  auto it = Holding(address);
+  auto it = holding(address);
   if (it == live_.end() || bytes > it->second.bytes - (address - it->first)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{} [0x{:x}, +{}) does not lie inside one live allocation", what,
          address, bytes);
   }
   return Placement{it->first, it->second.bytes, address - it->first};
 }
 
-bool AddressMap::Contains(hal_devptr address, uint64_t bytes) const {
+bool AddressMap::contains(hal_devptr address, uint64_t bytes) const {
   std::lock_guard lock(mutex_);
-  auto it = Holding(address);
+  auto it = holding(address);
   return it != live_.end() && bytes <= it->second.bytes - (address - it->first);
 }
 
-BufferPtr AddressMap::Contents(hal_devptr start) const {
+BufferPtr AddressMap::contents(hal_devptr start) const {
   std::lock_guard lock(mutex_);
   auto it = live_.find(start);
   if (it == live_.end()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "allocation 0x{:x} is not live", start);
+    fail(HAL_STATUS_INVALID_ARGUMENT, "allocation 0x{:x} is not live", start);
   }
   return it->second.contents;
 }
 
-void AddressMap::SetContents(hal_devptr start, BufferPtr contents) {
+void AddressMap::set_contents(hal_devptr start, BufferPtr contents) {
   std::lock_guard lock(mutex_);
   auto it = live_.find(start);
   if (it != live_.end()) {

@@ -1,13 +1,13 @@
 // PJRT client calls: argument structs filled field by field, errors checked.
-#include "client.h"
+#include "client.hpp"
 
-#include "kit/error.h"
+#include "kit/error.hpp"
 
 namespace pjrt_bridge {
 namespace {
 
 // Protocol-buffer wire format, the little of it the compile options need.
-void AppendVarint(std::string& out, uint64_t value) {
+void append_varint(std::string& out, uint64_t value) {
   while (value >= 0x80) {
     out.push_back(static_cast<char>((value & 0x7f) | 0x80));
     value >>= 7;
@@ -15,30 +15,30 @@ void AppendVarint(std::string& out, uint64_t value) {
   out.push_back(static_cast<char>(value));
 }
 
-void AppendVarintField(std::string& out, int field, uint64_t value) {
-  AppendVarint(out, static_cast<uint64_t>(field) << 3);  // wire type 0
-  AppendVarint(out, value);
+void append_varint_field(std::string& out, int field, uint64_t value) {
+  append_varint(out, static_cast<uint64_t>(field) << 3);  // wire type 0
+  append_varint(out, value);
 }
 
-void AppendBytesField(std::string& out, int field, const std::string& bytes) {
-  AppendVarint(out, (static_cast<uint64_t>(field) << 3) | 2);
-  AppendVarint(out, bytes.size());
+void append_bytes_field(std::string& out, int field, const std::string& bytes) {
+  append_varint(out, (static_cast<uint64_t>(field) << 3) | 2);
+  append_varint(out, bytes.size());
   out += bytes;
 }
 
 }  // namespace
 
-std::string SingleDeviceCompileOptions(bool portable) {
+std::string single_device_compile_options(bool portable) {
   // ExecutableBuildOptionsProto: num_replicas = 4, num_partitions = 5.
   std::string build;
-  AppendVarintField(build, 4, 1);
-  AppendVarintField(build, 5, 1);
+  append_varint_field(build, 4, 1);
+  append_varint_field(build, 5, 1);
   // CompileOptionsProto: executable_build_options = 3,
   // compile_portable_executable = 4.
   std::string options;
-  AppendBytesField(options, 3, build);
+  append_bytes_field(options, 3, build);
   if (portable) {
-    AppendVarintField(options, 4, 1);
+    append_varint_field(options, 4, 1);
   }
   return options;
 }
@@ -69,13 +69,13 @@ Client::Client(std::shared_ptr<Plugin> plugin,
   create.struct_size = sizeof(create);
   create.create_options = values.data();
   create.num_options = values.size();
-  plugin_->Check(plugin_->api().Client_Create(&create), "PJRT_Client_Create");
+  plugin_->check(plugin_->api().Client_Create(&create), "PJRT_Client_Create");
   client_ = create.client;
 
   c::ClientDevicesArgs devices{};
   devices.struct_size = sizeof(devices);
   devices.client = client_;
-  plugin_->Check(plugin_->api().Client_AddressableDevices(&devices),
+  plugin_->check(plugin_->api().Client_AddressableDevices(&devices),
                  "PJRT_Client_AddressableDevices");
   devices_.assign(devices.devices, devices.devices + devices.num_devices);
   portable_ = devices_.size() > 1;
@@ -86,53 +86,53 @@ Client::~Client() {
   args.struct_size = sizeof(args);
   args.client = client_;
   try {
-    plugin_->Check(plugin_->api().Client_Destroy(&args), "PJRT_Client_Destroy");
+    plugin_->check(plugin_->api().Client_Destroy(&args), "PJRT_Client_Destroy");
   } catch (const driver_kit::Error& error) {
-    driver_kit::Log(HAL_LOG_WARN, error.message);
+    driver_kit::log(HAL_LOG_WARN, error.message);
   }
 }
 
-std::string Client::PlatformName() const {
+std::string Client::platform_name() const {
   c::ClientStringArgs args{};
   args.struct_size = sizeof(args);
   args.client = client_;
-  plugin_->Check(plugin_->api().Client_PlatformName(&args),
+  plugin_->check(plugin_->api().Client_PlatformName(&args),
                  "PJRT_Client_PlatformName");
   return std::string(args.value, args.value_size);
 }
 
-std::string Client::PlatformVersion() const {
+std::string Client::platform_version() const {
   c::ClientStringArgs args{};
   args.struct_size = sizeof(args);
   args.client = client_;
-  plugin_->Check(plugin_->api().Client_PlatformVersion(&args),
+  plugin_->check(plugin_->api().Client_PlatformVersion(&args),
                  "PJRT_Client_PlatformVersion");
   return std::string(args.value, args.value_size);
 }
 
-std::string Client::DeviceKind(c::Device* device) const {
+std::string Client::device_kind(c::Device* device) const {
   c::DeviceGetDescriptionArgs description{};
   description.struct_size = sizeof(description);
   description.device = device;
-  plugin_->Check(plugin_->api().Device_GetDescription(&description),
+  plugin_->check(plugin_->api().Device_GetDescription(&description),
                  "PJRT_Device_GetDescription");
   c::DeviceDescriptionStringArgs kind{};
   kind.struct_size = sizeof(kind);
   kind.device_description = description.device_description;
-  plugin_->Check(plugin_->api().DeviceDescription_Kind(&kind),
+  plugin_->check(plugin_->api().DeviceDescription_Kind(&kind),
                  "PJRT_DeviceDescription_Kind");
   return std::string(kind.value, kind.value_size);
 }
 
-std::optional<DeviceMemoryStats> Client::MemoryStats(c::Device* device) const {
-  if (!plugin_->Has(offsetof(c::Api, Device_MemoryStats))) {
+std::optional<DeviceMemoryStats> Client::memory_stats(c::Device* device) const {
+  if (!plugin_->has(offsetof(c::Api, Device_MemoryStats))) {
     return std::nullopt;
   }
   c::DeviceMemoryStatsArgs args{};
   args.struct_size = sizeof(args);
   args.device = device;
   try {
-    plugin_->Check(plugin_->api().Device_MemoryStats(&args),
+    plugin_->check(plugin_->api().Device_MemoryStats(&args),
                    "PJRT_Device_MemoryStats");
   } catch (const driver_kit::Error& error) {
     if (error.code == HAL_STATUS_UNSUPPORTED) {
@@ -148,9 +148,9 @@ std::optional<DeviceMemoryStats> Client::MemoryStats(c::Device* device) const {
   return stats;
 }
 
-Executable Client::Compile(const std::string& mlir) const {
+Executable Client::compile(const std::string& mlir) const {
   static const std::string kFormat = "mlir";
-  const std::string options = SingleDeviceCompileOptions(portable_);
+  const std::string options = single_device_compile_options(portable_);
   c::Program program{};
   program.struct_size = sizeof(program);
   program.code = const_cast<char*>(mlir.data());
@@ -163,7 +163,7 @@ Executable Client::Compile(const std::string& mlir) const {
   args.program = &program;
   args.compile_options = options.data();
   args.compile_options_size = options.size();
-  plugin_->Check(plugin_->api().Client_Compile(&args), "PJRT_Client_Compile");
+  plugin_->check(plugin_->api().Client_Compile(&args), "PJRT_Client_Compile");
 
   Executable executable;
   executable.loaded = std::shared_ptr<c::LoadedExecutable>(
@@ -172,16 +172,16 @@ Executable Client::Compile(const std::string& mlir) const {
         destroy.struct_size = sizeof(destroy);
         destroy.executable = e;
         try {
-          plugin->Check(plugin->api().LoadedExecutable_Destroy(&destroy),
+          plugin->check(plugin->api().LoadedExecutable_Destroy(&destroy),
                         "PJRT_LoadedExecutable_Destroy");
         } catch (const driver_kit::Error& error) {
-          driver_kit::Log(HAL_LOG_WARN, error.message);
+          driver_kit::log(HAL_LOG_WARN, error.message);
         }
       });
   c::LoadedExecutableGetExecutableArgs get{};
   get.struct_size = sizeof(get);
   get.loaded_executable = args.executable;
-  plugin_->Check(plugin_->api().LoadedExecutable_GetExecutable(&get),
+  plugin_->check(plugin_->api().LoadedExecutable_GetExecutable(&get),
                  "PJRT_LoadedExecutable_GetExecutable");
   c::ExecutableNumOutputsArgs outputs{};
   outputs.struct_size = sizeof(outputs);
@@ -191,19 +191,19 @@ Executable Client::Compile(const std::string& mlir) const {
   destroy.struct_size = sizeof(destroy);
   destroy.executable = get.executable;
   c::Error* destroy_error = plugin_->api().Executable_Destroy(&destroy);
-  plugin_->Check(error, "PJRT_Executable_NumOutputs");
-  plugin_->Check(destroy_error, "PJRT_Executable_Destroy");
+  plugin_->check(error, "PJRT_Executable_NumOutputs");
+  plugin_->check(destroy_error, "PJRT_Executable_Destroy");
   executable.num_outputs = outputs.num_outputs;
   return executable;
 }
 
-BufferPtr Client::Upload(c::Device* device, const void* data, uint64_t bytes,
+BufferPtr Client::upload(c::Device* device, const void* data, uint64_t bytes,
                          HostOwner owner) const {
   const int64_t dims[1] = {static_cast<int64_t>(bytes)};
-  return Upload(device, data, c::kBufferU8, dims, std::move(owner));
+  return upload(device, data, c::kBufferU8, dims, std::move(owner));
 }
 
-BufferPtr Client::Upload(c::Device* device, const void* data,
+BufferPtr Client::upload(c::Device* device, const void* data,
                          c::BufferType type, std::span<const int64_t> dims,
                          HostOwner owner) const {
   c::BufferFromHostBufferArgs args{};
@@ -215,33 +215,33 @@ BufferPtr Client::Upload(c::Device* device, const void* data,
   args.num_dims = dims.size();
   args.host_buffer_semantics = c::kImmutableUntilTransferCompletes;
   args.device = device;
-  plugin_->Check(plugin_->api().Client_BufferFromHostBuffer(&args),
+  plugin_->check(plugin_->api().Client_BufferFromHostBuffer(&args),
                  "PJRT_Client_BufferFromHostBuffer");
-  BufferPtr buffer = plugin_->Own(args.buffer);
-  plugin_->Await(plugin_->Own(args.done_with_host_buffer),
+  BufferPtr buffer = plugin_->own(args.buffer);
+  plugin_->await(plugin_->own(args.done_with_host_buffer),
                  "host-to-device transfer", std::move(owner));
   return buffer;
 }
 
-void Client::Download(const BufferPtr& buffer, void* dst, uint64_t bytes,
+void Client::download(const BufferPtr& buffer, void* dst, uint64_t bytes,
                       HostOwner owner) const {
-  plugin_->Await(StartDownload(buffer, dst, bytes), "device-to-host transfer",
+  plugin_->await(start_download(buffer, dst, bytes), "device-to-host transfer",
                  std::move(owner));
 }
 
-EventPtr Client::StartDownload(const BufferPtr& buffer, void* dst,
-                               uint64_t bytes) const {
+EventPtr Client::start_download(const BufferPtr& buffer, void* dst,
+                                uint64_t bytes) const {
   c::BufferToHostBufferArgs args{};
   args.struct_size = sizeof(args);
   args.src = buffer.get();
   args.dst = dst;
   args.dst_size = bytes;
-  plugin_->Check(plugin_->api().Buffer_ToHostBuffer(&args),
+  plugin_->check(plugin_->api().Buffer_ToHostBuffer(&args),
                  "PJRT_Buffer_ToHostBuffer");
-  return plugin_->Own(args.event);
+  return plugin_->own(args.event);
 }
 
-std::vector<BufferPtr> Client::Execute(const Executable& executable,
+std::vector<BufferPtr> Client::execute(const Executable& executable,
                                        c::Device* device,
                                        std::span<const BufferPtr> arguments,
                                        EventPtr* out_done) const {
@@ -266,14 +266,14 @@ std::vector<BufferPtr> Client::Execute(const Executable& executable,
   args.output_lists = &output_list;
   args.device_complete_events = &done;
   args.execute_device = portable_ ? device : nullptr;
-  plugin_->Check(plugin_->api().LoadedExecutable_Execute(&args),
+  plugin_->check(plugin_->api().LoadedExecutable_Execute(&args),
                  "PJRT_LoadedExecutable_Execute");
   std::vector<BufferPtr> results;
   results.reserve(outputs.size());
   for (c::Buffer* output : outputs) {
-    results.push_back(plugin_->Own(output));
+    results.push_back(plugin_->own(output));
   }
-  *out_done = plugin_->Own(done);
+  *out_done = plugin_->own(done);
   return results;
 }
 

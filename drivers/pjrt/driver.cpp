@@ -6,21 +6,21 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "bridge.h"
-#include "discovery.h"
-#include "kit/error.h"
+#include "bridge.hpp"
+#include "discovery.hpp"
+#include "kit/error.hpp"
 
 namespace {
 
-std::string LocatePlugin() {
+std::string locate_plugin() {
   pjrt_bridge::PluginSearch search;
-  if (auto path = search.TryEnvironment("HAL_PJRT_PLUGIN")) {
+  if (auto path = search.try_environment("HAL_PJRT_PLUGIN")) {
     return *path;
   }
-  search.NotFound("a PJRT plugin (set HAL_PJRT_PLUGIN to its .so)");
+  search.not_found("a PJRT plugin (set HAL_PJRT_PLUGIN to its .so)");
 }
 
-std::vector<pjrt_bridge::ClientOption> ClientOptions() {
+std::vector<pjrt_bridge::ClientOption> client_options() {
   std::vector<pjrt_bridge::ClientOption> options;
   const char* text = std::getenv("HAL_PJRT_OPTIONS");
   std::stringstream stream(text ? text : "");
@@ -31,7 +31,7 @@ std::vector<pjrt_bridge::ClientOption> ClientOptions() {
       continue;
     }
     if (equals == std::string::npos || equals == 0) {
-      driver_kit::Fail(HAL_STATUS_INVALID_ARGUMENT,
+      driver_kit::fail(HAL_STATUS_INVALID_ARGUMENT,
                        "HAL_PJRT_OPTIONS entry \"{}\" is not name=value", item);
     }
     pjrt_bridge::ClientOption option{item.substr(0, equals), {}};
@@ -55,13 +55,13 @@ constexpr pjrt_bridge::DriverConfig kConfig = {
     .version = "0.1.0",
     .vendor = nullptr,
     .prepare_environment = nullptr,
-    .locate_plugin = LocatePlugin,
-    .client_options = ClientOptions,
+    .locate_plugin = locate_plugin,
+    .client_options = client_options,
 };
 
 }  // namespace
 
 extern "C" HAL_DRIVER_EXPORT const hal_driver_api* hal_driver_get_api(
     uint32_t /*host_abi_major*/) {
-  return pjrt_bridge::DriverApi(kConfig);
+  return pjrt_bridge::driver_api(kConfig);
 }

@@ -1,5 +1,5 @@
 // Plugin loading (Boost.DLL), the PJRT error conversion and bounded waits.
-#include "plugin.h"
+#include "plugin.hpp"
 
 #include <boost/dll/shared_library.hpp>
 #include <condition_variable>
@@ -10,14 +10,14 @@
 #include <system_error>
 #include <vector>
 
-#include "kit/error.h"
+#include "kit/error.hpp"
 
 namespace pjrt_bridge {
 namespace {
 
-using driver_kit::Fail;
+using driver_kit::fail;
 
-hal_status_code ToHalCode(c::ErrorCode code) {
+hal_status_code to_hal_code(c::ErrorCode code) {
   switch (code) {
     case c::kInvalidArgument:
     case c::kOutOfRange:
@@ -51,7 +51,7 @@ struct Waiter {
   c::Error* error = nullptr;
 };
 
-void OnReady(c::Error* error, void* user_arg) {
+void on_ready(c::Error* error, void* user_arg) {
   auto* holder = static_cast<std::shared_ptr<Waiter>*>(user_arg);
   std::shared_ptr<Waiter> waiter = std::move(*holder);
   delete holder;
@@ -63,7 +63,7 @@ void OnReady(c::Error* error, void* user_arg) {
 
 }  // namespace
 
-std::shared_ptr<Plugin> Plugin::Load(const std::string& path) {
+std::shared_ptr<Plugin> Plugin::load(const std::string& path) {
   // The library stays mapped for the life of the process: PJRT objects and
   // the plugin's threads must never outlive its code.
   static std::mutex mutex;
@@ -74,35 +74,35 @@ std::shared_ptr<Plugin> Plugin::Load(const std::string& path) {
       path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local,
       ec);
   if (ec) {
-    Fail(HAL_STATUS_UNAVAILABLE, "cannot load PJRT plugin {}: {}", path,
+    fail(HAL_STATUS_UNAVAILABLE, "cannot load PJRT plugin {}: {}", path,
          ec.message());
   }
   if (!library.has(c::kEntryPoint)) {
-    Fail(HAL_STATUS_UNAVAILABLE, "{} does not export {}: not a PJRT plugin",
+    fail(HAL_STATUS_UNAVAILABLE, "{} does not export {}: not a PJRT plugin",
          path, c::kEntryPoint);
   }
   auto get_api =
       &library.get<std::remove_pointer_t<c::GetPjrtApiFn>>(c::kEntryPoint);
   const c::Api* api = get_api();
   if (api == nullptr) {
-    Fail(HAL_STATUS_UNAVAILABLE, "{}: {} returned NULL", path, c::kEntryPoint);
+    fail(HAL_STATUS_UNAVAILABLE, "{}: {} returned NULL", path, c::kEntryPoint);
   }
   {
     std::lock_guard lock(mutex);
     loaded.push_back(std::move(library));
   }
-  return FromApi(path, api);
+  return from_api(path, api);
 }
 
-std::shared_ptr<Plugin> Plugin::FromApi(const std::string& path,
-                                        const c::Api* api) {
+std::shared_ptr<Plugin> Plugin::from_api(const std::string& path,
+                                         const c::Api* api) {
   if (api->version.major_version != c::kApiMajor) {
-    Fail(HAL_STATUS_VERSION_MISMATCH,
+    fail(HAL_STATUS_VERSION_MISMATCH,
          "{}: PJRT C API {}.{}, the bridge speaks {}.x", path,
          api->version.major_version, api->version.minor_version, c::kApiMajor);
   }
   if (api->struct_size < c::kRequiredApiSize) {
-    Fail(HAL_STATUS_VERSION_MISMATCH,
+    fail(HAL_STATUS_VERSION_MISMATCH,
          "{}: PJRT function table of {} bytes (API {}.{}) lacks entries the "
          "bridge needs ({} bytes)",
          path, api->struct_size, api->version.major_version,
@@ -111,11 +111,11 @@ std::shared_ptr<Plugin> Plugin::FromApi(const std::string& path,
   std::shared_ptr<Plugin> plugin(new Plugin(path, api));
   c::PluginInitializeArgs args{};
   args.struct_size = sizeof(args);
-  plugin->Check(api->Plugin_Initialize(&args), "PJRT_Plugin_Initialize");
+  plugin->check(api->Plugin_Initialize(&args), "PJRT_Plugin_Initialize");
   return plugin;
 }
 
-bool Plugin::Has(size_t offset) const {
+bool Plugin::has(size_t offset) const {
   if (api_->struct_size < offset + sizeof(void*)) {
     return false;
   }
@@ -125,7 +125,7 @@ bool Plugin::Has(size_t offset) const {
   return entry != nullptr;
 }
 
-void Plugin::Check(c::Error* error, const char* what) const {
+void Plugin::check(c::Error* error, const char* what) const {
   if (error == nullptr) {
     return;
   }
@@ -139,16 +139,16 @@ void Plugin::Check(c::Error* error, const char* what) const {
   code.error = error;
   hal_status_code status = HAL_STATUS_INTERNAL;
   if (api_->Error_GetCode(&code) == nullptr) {
-    status = ToHalCode(code.code);
+    status = to_hal_code(code.code);
   }
   c::ErrorDestroyArgs destroy{};
   destroy.struct_size = sizeof(destroy);
   destroy.error = error;
   api_->Error_Destroy(&destroy);
-  Fail(status, "{}: {}", what, text);
+  fail(status, "{}: {}", what, text);
 }
 
-EventPtr Plugin::Own(c::Event* event) const {
+EventPtr Plugin::own(c::Event* event) const {
   if (event == nullptr) {
     return nullptr;
   }
@@ -165,7 +165,7 @@ EventPtr Plugin::Own(c::Event* event) const {
   });
 }
 
-BufferPtr Plugin::Own(c::Buffer* buffer) const {
+BufferPtr Plugin::own(c::Buffer* buffer) const {
   if (buffer == nullptr) {
     return nullptr;
   }
@@ -184,18 +184,18 @@ BufferPtr Plugin::Own(c::Buffer* buffer) const {
   });
 }
 
-bool Plugin::IsReady(const EventPtr& event) const {
+bool Plugin::is_ready(const EventPtr& event) const {
   if (event == nullptr) {
     return true;
   }
   c::EventIsReadyArgs args{};
   args.struct_size = sizeof(args);
   args.event = event.get();
-  Check(api_->Event_IsReady(&args), "PJRT_Event_IsReady");
+  check(api_->Event_IsReady(&args), "PJRT_Event_IsReady");
   return args.is_ready;
 }
 
-void Plugin::Await(const EventPtr& event, const char* what,
+void Plugin::await(const EventPtr& event, const char* what,
                    std::shared_ptr<const void> owner) const {
   if (event == nullptr) {
     return;
@@ -204,53 +204,53 @@ void Plugin::Await(const EventPtr& event, const char* what,
   c::EventOnReadyArgs args{};
   args.struct_size = sizeof(args);
   args.event = event.get();
-  args.callback = OnReady;
+  args.callback = on_ready;
   args.user_arg = new std::shared_ptr<Waiter>(waiter);
   if (c::Error* error = api_->Event_OnReady(&args)) {
     delete static_cast<std::shared_ptr<Waiter>*>(args.user_arg);
-    Check(error, what);
+    check(error, what);
   }
   std::unique_lock lock(waiter->mutex);
-  if (!waiter->ready.wait_for(lock, WaitLimit(),
+  if (!waiter->ready.wait_for(lock, wait_limit(),
                               [&] { return waiter->done; })) {
     lock.unlock();
     if (owner != nullptr) {
-      HoldUntilReady(event, std::move(owner));
+      hold_until_ready(event, std::move(owner));
     }
-    Fail(HAL_STATUS_UNAVAILABLE,
+    fail(HAL_STATUS_UNAVAILABLE,
          "{}: the device did not finish within {} s (HAL_PJRT_TIMEOUT_S)", what,
-         WaitLimit().count() / 1000);
+         wait_limit().count() / 1000);
   }
   c::Error* error = waiter->error;
   waiter->error = nullptr;
   lock.unlock();
-  Check(error, what);
+  check(error, what);
 }
 
-void Plugin::HoldUntilReady(EventPtr event,
-                            std::shared_ptr<const void> owner) const {
+void Plugin::hold_until_ready(EventPtr event,
+                              std::shared_ptr<const void> owner) const {
   std::lock_guard lock(holds_mutex_);
   holds_.emplace_back(std::move(event), std::move(owner));
-  DropReadyHoldsLocked();  // the new one too, if it is ready by now
+  drop_ready_holds_locked();  // the new one too, if it is ready by now
 }
 
-size_t Plugin::HeldUntilReady() const {
+size_t Plugin::held_until_ready() const {
   std::lock_guard lock(holds_mutex_);
-  DropReadyHoldsLocked();
+  drop_ready_holds_locked();
   return holds_.size();
 }
 
-void Plugin::DropReadyHoldsLocked() const {
+void Plugin::drop_ready_holds_locked() const {
   std::erase_if(holds_, [this](const auto& hold) {
     try {
-      return IsReady(hold.first);
+      return is_ready(hold.first);
     } catch (const driver_kit::Error&) {
       return false;  // unknown: keep holding
     }
   });
 }
 
-std::chrono::milliseconds Plugin::WaitLimit() {
+std::chrono::milliseconds Plugin::wait_limit() {
   static const std::chrono::milliseconds limit = [] {
     const char* text = std::getenv("HAL_PJRT_TIMEOUT_S");
     char* end = nullptr;

@@ -1,14 +1,14 @@
-// Completion tracking of streams and events (see stream.h).
-#include "stream.h"
+// Completion tracking of streams and events (see stream.hpp).
+#include "stream.hpp"
 
 #include <algorithm>
 
-#include "device.h"
+#include "device.hpp"
 
 namespace pjrt_bridge {
 
-void Completion::SettleLocked(const Pending& pending,
-                              std::optional<driver_kit::Error> failure) {
+void Completion::settle_locked(const Pending& pending,
+                               std::optional<driver_kit::Error> failure) {
   if (!failure && pending.check) {
     try {
       pending.check();
@@ -21,18 +21,18 @@ void Completion::SettleLocked(const Pending& pending,
   }
 }
 
-void Completion::PruneLocked() {
+void Completion::prune_locked() {
   std::erase_if(outstanding_, [&](const Pending& pending) {
-    if (!plugin_->IsReady(pending.event)) {
+    if (!plugin_->is_ready(pending.event)) {
       return false;
     }
     std::optional<driver_kit::Error> failure;
     try {
-      plugin_->Await(pending.event, "stream operation");
+      plugin_->await(pending.event, "stream operation");
     } catch (const driver_kit::Error& error) {
       failure = error;
     }
-    SettleLocked(pending, std::move(failure));
+    settle_locked(pending, std::move(failure));
     return true;
   });
 }
@@ -40,33 +40,33 @@ void Completion::PruneLocked() {
 Completion::~Completion() {
   for (Pending& pending : outstanding_) {
     EventPtr event = pending.event;
-    plugin_->HoldUntilReady(std::move(event),
-                            std::make_shared<Pending>(std::move(pending)));
+    plugin_->hold_until_ready(std::move(event),
+                              std::make_shared<Pending>(std::move(pending)));
   }
 }
 
-void Completion::Add(EventPtr event) { Add(std::move(event), {}); }
+void Completion::add(EventPtr event) { add(std::move(event), {}); }
 
-void Completion::Add(EventPtr event, std::function<void()> check,
+void Completion::add(EventPtr event, std::function<void()> check,
                      std::shared_ptr<const void> keep_alive) {
   if (event == nullptr) {
     return;
   }
   std::lock_guard lock(mutex_);
-  PruneLocked();
+  prune_locked();
   outstanding_.push_back(
       {std::move(event), std::move(check), std::move(keep_alive)});
 }
 
-void Completion::Add(const std::vector<EventPtr>& events) {
+void Completion::add(const std::vector<EventPtr>& events) {
   std::lock_guard lock(mutex_);
-  PruneLocked();
+  prune_locked();
   for (const EventPtr& event : events) {
     outstanding_.push_back({event, {}, nullptr});
   }
 }
 
-std::vector<EventPtr> Completion::Outstanding() const {
+std::vector<EventPtr> Completion::outstanding() const {
   std::lock_guard lock(mutex_);
   std::vector<EventPtr> events;
   events.reserve(outstanding_.size());
@@ -76,23 +76,23 @@ std::vector<EventPtr> Completion::Outstanding() const {
   return events;
 }
 
-bool Completion::Idle() {
+bool Completion::idle() {
   std::lock_guard lock(mutex_);
-  PruneLocked();
+  prune_locked();
   return outstanding_.empty();
 }
 
-void Completion::Wait(const char* what) {
+void Completion::wait(const char* what) {
   // Awaited without the lock (other threads keep issuing work), then
   // settled under it in the order they were added.
-  const std::vector<EventPtr> waiting = Outstanding();
+  const std::vector<EventPtr> waiting = outstanding();
   std::vector<std::optional<driver_kit::Error>> failures(waiting.size());
   for (size_t i = 0; i < waiting.size(); ++i) {
     try {
-      plugin_->Await(waiting[i], what);
+      plugin_->await(waiting[i], what);
     } catch (const driver_kit::Error& error) {
       if (error.code == HAL_STATUS_UNAVAILABLE &&
-          !plugin_->IsReady(waiting[i])) {
+          !plugin_->is_ready(waiting[i])) {
         throw;  // timed out: the event stays outstanding
       }
       failures[i] = error;
@@ -104,7 +104,7 @@ void Completion::Wait(const char* what) {
     if (it == waiting.end()) {
       return false;
     }
-    SettleLocked(pending, std::move(failures[it - waiting.begin()]));
+    settle_locked(pending, std::move(failures[it - waiting.begin()]));
     return true;
   });
   if (error_) {
@@ -119,13 +119,13 @@ Stream::Stream(Device* device, bool is_default)
       is_default_(is_default),
       completion_(device->client().plugin()) {}
 
-void Event::Record(Stream& stream) {
-  std::vector<EventPtr> outstanding = stream.completion().Outstanding();
+void Event::record(Stream& stream) {
+  std::vector<EventPtr> outstanding = stream.completion().outstanding();
   std::lock_guard lock(mutex_);
   recorded_ = std::move(outstanding);
 }
 
-std::vector<EventPtr> Event::Recorded() const {
+std::vector<EventPtr> Event::recorded() const {
   std::lock_guard lock(mutex_);
   return recorded_;
 }

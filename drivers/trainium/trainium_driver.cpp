@@ -3,31 +3,32 @@
 // The plugin is found at $NEURON_LIBRARY_PATH (the variable torch-xla reads
 // for it), else as libneuronpjrt.so in each directory of LD_LIBRARY_PATH,
 // else in the `libneuronxla` package of a site-packages folder
-// (pjrt/discovery.h), else in /opt/aws/neuron/lib. Without it, every path
+// (pjrt/discovery.hpp), else in /opt/aws/neuron/lib. Without it, every path
 // tried is named in the reason the driver reports with zero devices.
-#include "bridge.h"
-#include "discovery.h"
+#include "bridge.hpp"
+#include "discovery.hpp"
 
 namespace {
 
 constexpr const char* kPlugin = "libneuronpjrt.so";
 
-std::string LocatePlugin() {
+std::string locate_plugin() {
   pjrt_bridge::PluginSearch search;
-  if (auto path = search.TryEnvironment("NEURON_LIBRARY_PATH")) {
+  if (auto path = search.try_environment("NEURON_LIBRARY_PATH")) {
     return *path;
   }
-  if (auto path = search.TryPathList("LD_LIBRARY_PATH", kPlugin)) {
+  if (auto path = search.try_path_list("LD_LIBRARY_PATH", kPlugin)) {
     return *path;
   }
   if (auto path =
-          search.TrySitePackages(std::string("libneuronxla/") + kPlugin)) {
+          search.try_site_packages(std::string("libneuronxla/") + kPlugin)) {
     return *path;
   }
-  if (auto path = search.Try(std::string("/opt/aws/neuron/lib/") + kPlugin)) {
+  if (auto path =
+          search.try_path(std::string("/opt/aws/neuron/lib/") + kPlugin)) {
     return *path;
   }
-  search.NotFound(
+  search.not_found(
       "the Neuron PJRT plugin libneuronpjrt.so (install libneuronxla, or set "
       "NEURON_LIBRARY_PATH)");
 }
@@ -37,7 +38,7 @@ constexpr pjrt_bridge::DriverConfig kConfig = {
     .version = "0.1.0",
     .vendor = "AWS",
     .prepare_environment = nullptr,
-    .locate_plugin = LocatePlugin,
+    .locate_plugin = locate_plugin,
     .client_options = nullptr,
 };
 
@@ -45,5 +46,5 @@ constexpr pjrt_bridge::DriverConfig kConfig = {
 
 extern "C" HAL_DRIVER_EXPORT const hal_driver_api* hal_driver_get_api(
     uint32_t /*host_abi_major*/) {
-  return pjrt_bridge::DriverApi(kConfig);
+  return pjrt_bridge::driver_api(kConfig);
 }

@@ -1,5 +1,5 @@
 // Instance creation, device selection and the device entries.
-#include "device.h"
+#include "device.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,33 +9,33 @@
 #include <thread>
 
 #include "hal/standard_kernels.h"
-#include "kernels/kernel.h"
-#include "kit/handles.h"
-#include "module.h"
-#include "shaders/shader_table.h"
-#include "stream.h"
+#include "kernels/kernel.hpp"
+#include "kit/handles.hpp"
+#include "module.hpp"
+#include "shaders/shader_table.hpp"
+#include "stream.hpp"
 
 namespace vulkan {
 namespace {
 
-using driver_kit::Fail;
-using driver_kit::Log;
+using driver_kit::fail;
+using driver_kit::log;
 
 std::atomic<uint64_t> g_validation_messages{0};
 
 // True when environment variable `name` is "1".
-bool EnvFlag(const char* name) {
+bool env_flag(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr && std::string_view(value) == "1";
 }
 
-bool ValidationRequested() { return EnvFlag("HAL_VULKAN_VALIDATION"); }
+bool validation_requested() { return env_flag("HAL_VULKAN_VALIDATION"); }
 
-VKAPI_ATTR VkBool32 VKAPI_CALL OnValidationMessage(
+VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT, VkDebugUtilsMessageTypeFlagsEXT,
     const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
   g_validation_messages.fetch_add(1);
-  Log(HAL_LOG_ERROR,
+  log(HAL_LOG_ERROR,
       fmt::format("vulkan validation: {}",
                   data->pMessage ? data->pMessage : "(no text)"));
   return VK_FALSE;
@@ -46,11 +46,11 @@ struct Instance {
   std::vector<std::unique_ptr<Device>> devices;
 };
 
-VkInstance CreateInstance() {
+VkInstance create_instance() {
   uint32_t version = VK_API_VERSION_1_0;
   vkEnumerateInstanceVersion(&version);
   if (version < VK_API_VERSION_1_2) {
-    Log(HAL_LOG_WARN,
+    log(HAL_LOG_WARN,
         "vulkan: the Vulkan loader is older than 1.2; no devices");
     return VK_NULL_HANDLE;
   }
@@ -75,8 +75,8 @@ VkInstance CreateInstance() {
   messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
                           VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                           VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
-  messenger.pfnUserCallback = OnValidationMessage;
-  const bool validate = ValidationRequested();
+  messenger.pfnUserCallback = on_validation_message;
+  const bool validate = validation_requested();
   if (validate) {
     uint32_t count = 0;
     vkEnumerateInstanceLayerProperties(&count, nullptr);
@@ -86,7 +86,7 @@ VkInstance CreateInstance() {
                      [&](const VkLayerProperties& p) {
                        return std::strcmp(p.layerName, layer) == 0;
                      })) {
-      Fail(HAL_STATUS_UNAVAILABLE,
+      fail(HAL_STATUS_UNAVAILABLE,
            "HAL_VULKAN_VALIDATION=1 but {} is not installed "
            "(Debian: vulkan-validationlayers)",
            layer);
@@ -103,23 +103,23 @@ VkInstance CreateInstance() {
   VkInstance instance = VK_NULL_HANDLE;
   const VkResult result = vkCreateInstance(&info, nullptr, &instance);
   if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
-    Log(HAL_LOG_INFO, "vulkan: no Vulkan driver (ICD) installed; no devices");
+    log(HAL_LOG_INFO, "vulkan: no Vulkan driver (ICD) installed; no devices");
     return VK_NULL_HANDLE;
   }
-  CheckVk(result, "vkCreateInstance");
+  check_vk(result, "vkCreateInstance");
   if (validate) {
     auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
         vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
     VkDebugUtilsMessengerEXT handle;
     messenger.pNext = nullptr;
-    CheckVk(create(instance, &messenger, nullptr, &handle),
-            "vkCreateDebugUtilsMessengerEXT");
+    check_vk(create(instance, &messenger, nullptr, &handle),
+             "vkCreateDebugUtilsMessengerEXT");
   }
   return instance;
 }
 
 // Why `physical` cannot be a HAL device, or "" when it can.
-std::string MissingRequirement(VkPhysicalDevice physical) {
+std::string missing_requirement(VkPhysicalDevice physical) {
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(physical, &props);
   if (props.apiVersion < VK_API_VERSION_1_2) {
@@ -159,28 +159,28 @@ std::string MissingRequirement(VkPhysicalDevice physical) {
   return reason;
 }
 
-Instance& GetInstance() {
+Instance& get_instance() {
   // Created once, never destroyed: a driver library is not unloaded, and
   // tearing devices down in static destructors races with the ICD's own.
   static Instance* instance = [] {
     auto* created = new Instance;
-    created->instance = CreateInstance();
+    created->instance = create_instance();
     if (created->instance == VK_NULL_HANDLE) {
       return created;
     }
     uint32_t count = 0;
-    CheckVk(vkEnumeratePhysicalDevices(created->instance, &count, nullptr),
-            "vkEnumeratePhysicalDevices");
+    check_vk(vkEnumeratePhysicalDevices(created->instance, &count, nullptr),
+             "vkEnumeratePhysicalDevices");
     std::vector<VkPhysicalDevice> physical(count);
-    CheckVk(
+    check_vk(
         vkEnumeratePhysicalDevices(created->instance, &count, physical.data()),
         "vkEnumeratePhysicalDevices");
     for (VkPhysicalDevice device : physical) {
       VkPhysicalDeviceProperties props;
       vkGetPhysicalDeviceProperties(device, &props);
-      const std::string reason = MissingRequirement(device);
+      const std::string reason = missing_requirement(device);
       if (!reason.empty()) {
-        Log(HAL_LOG_WARN, fmt::format("vulkan: {} is not a HAL device: {}",
+        log(HAL_LOG_WARN, fmt::format("vulkan: {} is not a HAL device: {}",
                                       props.deviceName, reason));
         continue;
       }
@@ -192,7 +192,7 @@ Instance& GetInstance() {
   return *instance;
 }
 
-const char* VendorName(uint32_t id) {
+const char* vendor_name(uint32_t id) {
   switch (id) {
     case 0x10DE:
       return "NVIDIA";
@@ -213,7 +213,7 @@ const char* VendorName(uint32_t id) {
   }
 }
 
-void CopyString(char* out, size_t capacity, std::string_view text) {
+void copy_string(char* out, size_t capacity, std::string_view text) {
   const size_t n = std::min(capacity - 1, text.size());
   std::memcpy(out, text.data(), n);
   out[n] = '\0';
@@ -221,9 +221,9 @@ void CopyString(char* out, size_t capacity, std::string_view text) {
 
 }  // namespace
 
-uint64_t ValidationMessageCount() { return g_validation_messages.load(); }
+uint64_t validation_message_count() { return g_validation_messages.load(); }
 
-void CheckVk(VkResult result, const char* what) {
+void check_vk(VkResult result, const char* what) {
   switch (result) {
     case VK_SUCCESS:
       return;
@@ -232,23 +232,23 @@ void CheckVk(VkResult result, const char* what) {
     case VK_ERROR_OUT_OF_POOL_MEMORY:
     case VK_ERROR_FRAGMENTED_POOL:
     case VK_ERROR_TOO_MANY_OBJECTS:
-      Fail(HAL_STATUS_OUT_OF_MEMORY, "{} failed: out of memory (VkResult {})",
+      fail(HAL_STATUS_OUT_OF_MEMORY, "{} failed: out of memory (VkResult {})",
            what, static_cast<int>(result));
     case VK_ERROR_DEVICE_LOST:
-      Fail(HAL_STATUS_DEVICE_LOST, "{} failed: device lost", what);
+      fail(HAL_STATUS_DEVICE_LOST, "{} failed: device lost", what);
     case VK_ERROR_FEATURE_NOT_PRESENT:
     case VK_ERROR_EXTENSION_NOT_PRESENT:
     case VK_ERROR_LAYER_NOT_PRESENT:
     case VK_ERROR_FORMAT_NOT_SUPPORTED:
-      Fail(HAL_STATUS_UNSUPPORTED, "{} failed: not supported (VkResult {})",
+      fail(HAL_STATUS_UNSUPPORTED, "{} failed: not supported (VkResult {})",
            what, static_cast<int>(result));
     case VK_ERROR_INITIALIZATION_FAILED:
     case VK_ERROR_INCOMPATIBLE_DRIVER:
-      Fail(HAL_STATUS_UNAVAILABLE,
+      fail(HAL_STATUS_UNAVAILABLE,
            "{} failed: initialization failed (VkResult {})", what,
            static_cast<int>(result));
     default:
-      Fail(HAL_STATUS_INTERNAL, "{} failed: VkResult {}", what,
+      fail(HAL_STATUS_INTERNAL, "{} failed: VkResult {}", what,
            static_cast<int>(result));
   }
 }
@@ -318,7 +318,7 @@ Device::Device(int32_t ordinal, VkPhysicalDevice physical)
   if (timestamp_bits_ > 0 && properties_.limits.timestampPeriod > 0) {
     timestamp_period_ns_ = properties_.limits.timestampPeriod;
   }
-  gpu_tuned_ = !is_cpu() || EnvFlag("HAL_VULKAN_GPU_TUNING");
+  gpu_tuned_ = !is_cpu() || env_flag("HAL_VULKAN_GPU_TUNING");
   workgroup_size_ = gpu_tuned_ ? 256 : 64;
   workgroup_size_ =
       std::min(workgroup_size_, properties_.limits.maxComputeWorkGroupSize[0]);
@@ -334,7 +334,8 @@ Device::Device(int32_t ordinal, VkPhysicalDevice physical)
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &enabled};
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
-  CheckVk(vkCreateDevice(physical, &info, nullptr, &device_), "vkCreateDevice");
+  check_vk(vkCreateDevice(physical, &info, nullptr, &device_),
+           "vkCreateDevice");
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 16};
@@ -342,57 +343,57 @@ Device::Device(int32_t ordinal, VkPhysicalDevice physical)
       VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   layout.pushConstantRangeCount = 1;
   layout.pPushConstantRanges = &range;
-  CheckVk(vkCreatePipelineLayout(device_, &layout, nullptr, &pipeline_layout_),
-          "vkCreatePipelineLayout");
+  check_vk(vkCreatePipelineLayout(device_, &layout, nullptr, &pipeline_layout_),
+           "vkCreatePipelineLayout");
 
   memory_ = std::make_unique<MemoryManager>(physical, device_);
   default_stream_ = std::make_shared<Stream>(*this);
-  RegisterDefaultStream(default_stream_);
-  kernels_ = std::make_unique<std::vector<Kernel>>(MakeStandardKernels(this));
+  register_default_stream(default_stream_);
+  kernels_ = std::make_unique<std::vector<Kernel>>(make_standard_kernels(this));
 }
 
 Device::~Device() = default;  // never runs: devices live until exit
 
-void Device::Submit(const VkSubmitInfo& submit) {
+void Device::submit(const VkSubmitInfo& submit) {
   std::lock_guard lock(queue_mutex_);
-  CheckVk(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+  check_vk(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
 }
 
-VkShaderModule Device::CreateModule(const uint32_t* words, size_t bytes) {
+VkShaderModule Device::create_module(const uint32_t* words, size_t bytes) {
   VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   info.codeSize = bytes;
   info.pCode = words;
   VkShaderModule module;
-  CheckVk(vkCreateShaderModule(device_, &info, nullptr, &module),
-          "vkCreateShaderModule");
+  check_vk(vkCreateShaderModule(device_, &info, nullptr, &module),
+           "vkCreateShaderModule");
   return module;
 }
 
-VkShaderModule Device::BuiltinModule(std::string_view variant) {
+VkShaderModule Device::builtin_module(std::string_view variant) {
   std::lock_guard lock(pipeline_mutex_);
   if (auto it = builtin_modules_.find(variant); it != builtin_modules_.end()) {
     return it->second;
   }
-  const std::span<const ShaderBinary> shaders = Shaders();
-  auto it = std::lower_bound(shaders.begin(), shaders.end(), variant,
+  const std::span<const ShaderBinary> binaries = shaders();
+  auto it = std::lower_bound(binaries.begin(), binaries.end(), variant,
                              [](const ShaderBinary& s, std::string_view name) {
                                return std::string_view(s.name) < name;
                              });
-  if (it == shaders.end() || variant != it->name) {
+  if (it == binaries.end() || variant != it->name) {
     return VK_NULL_HANDLE;
   }
-  VkShaderModule module = CreateModule(it->words, it->size);
+  VkShaderModule module = create_module(it->words, it->size);
   builtin_modules_.emplace(std::string(variant), module);
   return module;
 }
 
-void Device::WaitIdle() {
+void Device::wait_idle() {
   std::lock_guard lock(queue_mutex_);
-  CheckVk(vkQueueWaitIdle(queue_), "vkQueueWaitIdle");
+  check_vk(vkQueueWaitIdle(queue_), "vkQueueWaitIdle");
 }
 
-void Device::DropPipelines(std::string_view prefix) {
-  WaitIdle();
+void Device::drop_pipelines(std::string_view prefix) {
+  wait_idle();
   std::lock_guard lock(pipeline_mutex_);
   for (auto it = pipelines_.lower_bound(prefix);
        it != pipelines_.end() &&
@@ -402,7 +403,7 @@ void Device::DropPipelines(std::string_view prefix) {
   }
 }
 
-VkPipeline Device::Pipeline(const std::string& key, VkShaderModule module,
+VkPipeline Device::pipeline(const std::string& key, VkShaderModule module,
                             const char* entry,
                             std::span<const uint32_t> specialization) {
   std::lock_guard lock(pipeline_mutex_);
@@ -428,53 +429,54 @@ VkPipeline Device::Pipeline(const std::string& key, VkShaderModule module,
   info.stage.pSpecializationInfo = &spec;
   info.layout = pipeline_layout_;
   VkPipeline pipeline;
-  CheckVk(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr,
-                                   &pipeline),
-          "vkCreateComputePipelines");
+  check_vk(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr,
+                                    &pipeline),
+           "vkCreateComputePipelines");
   pipelines_.emplace(key, pipeline);
   return pipeline;
 }
 
-const std::vector<std::unique_ptr<Device>>& Devices() {
-  return GetInstance().devices;
+const std::vector<std::unique_ptr<Device>>& devices() {
+  return get_instance().devices;
 }
 
-Device& GetDevice(const hal_device* handle) {
-  return driver_kit::DeviceOfHandle(Devices(), handle, kDriverName);
+Device& get_device(const hal_device* handle) {
+  return driver_kit::device_of_handle(devices(), handle, kDriverName);
 }
 
 hal_status* device_count(int32_t* out_count) {
-  return driver_kit::Guard("device_count", [&] {
-    driver_kit::RequireNonNull(out_count, "out_count");
-    *out_count = static_cast<int32_t>(Devices().size());
+  return driver_kit::guard("device_count", [&] {
+    driver_kit::require_non_null(out_count, "out_count");
+    *out_count = static_cast<int32_t>(devices().size());
   });
 }
 
 hal_status* device_open(int32_t ordinal, hal_device** out_device) {
-  return driver_kit::Guard("device_open", [&] {
-    driver_kit::RequireNonNull(out_device, "out_device");
-    *out_device = driver_kit::DeviceAtOrdinal(Devices(), ordinal).handle();
+  return driver_kit::guard("device_open", [&] {
+    driver_kit::require_non_null(out_device, "out_device");
+    *out_device = driver_kit::device_at_ordinal(devices(), ordinal).handle();
   });
 }
 
 hal_status* device_properties(hal_device* handle, hal_device_properties* out) {
-  return driver_kit::Guard("device_properties", [&] {
-    Device& device = GetDevice(handle);
-    driver_kit::RequireNonNull(out, "out_properties");
+  return driver_kit::guard("device_properties", [&] {
+    Device& device = get_device(handle);
+    driver_kit::require_non_null(out, "out_properties");
     using P = hal_device_properties;
     const VkPhysicalDeviceProperties& props = device.properties();
     if (HAL_STRUCT_HAS(out, P, name))
-      CopyString(out->name, sizeof(out->name), props.deviceName);
+      copy_string(out->name, sizeof(out->name), props.deviceName);
     if (HAL_STRUCT_HAS(out, P, vendor)) {
-      CopyString(out->vendor, sizeof(out->vendor), VendorName(props.vendorID));
+      copy_string(out->vendor, sizeof(out->vendor),
+                  vendor_name(props.vendorID));
     }
     if (HAL_STRUCT_HAS(out, P, driver_version)) {
-      CopyString(out->driver_version, sizeof(out->driver_version),
-                 fmt::format("{} (Vulkan {}.{}.{}; {})", kDriverVersion,
-                             VK_API_VERSION_MAJOR(props.apiVersion),
-                             VK_API_VERSION_MINOR(props.apiVersion),
-                             VK_API_VERSION_PATCH(props.apiVersion),
-                             device.driver_info()));
+      copy_string(out->driver_version, sizeof(out->driver_version),
+                  fmt::format("{} (Vulkan {}.{}.{}; {})", kDriverVersion,
+                              VK_API_VERSION_MAJOR(props.apiVersion),
+                              VK_API_VERSION_MINOR(props.apiVersion),
+                              VK_API_VERSION_PATCH(props.apiVersion),
+                              device.driver_info()));
     }
     if (HAL_STRUCT_HAS(out, P, total_memory))
       out->total_memory = device.memory().total();
@@ -502,10 +504,10 @@ hal_status* device_properties(hal_device* handle, hal_device_properties* out) {
 
 hal_status* memory_info(hal_device* handle, uint64_t* out_free,
                         uint64_t* out_total) {
-  return driver_kit::Guard("memory_info", [&] {
-    Device& device = GetDevice(handle);
-    driver_kit::RequireNonNull(out_free, "out_free");
-    driver_kit::RequireNonNull(out_total, "out_total");
+  return driver_kit::guard("memory_info", [&] {
+    Device& device = get_device(handle);
+    driver_kit::require_non_null(out_free, "out_free");
+    driver_kit::require_non_null(out_total, "out_total");
     *out_total = device.memory().total();
     *out_free = device.memory().total() - device.memory().used();
   });

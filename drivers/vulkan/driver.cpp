@@ -1,27 +1,27 @@
 // The driver's one exported symbol and its entry table. The entries live in
 // the concept files (device, memory, stream, event, transfer, kernels/),
 // one function per table field; this file only collects them
-// (kit/driver_table.h).
+// (kit/driver_table.hpp).
 #include "hal/driver.h"
-#include "device.h"
-#include "kit/driver_table.h"
-#include "kit/error.h"
+#include "device.hpp"
+#include "kit/driver_table.hpp"
+#include "kit/error.hpp"
 
 namespace vulkan {
 
 HAL_KIT_DECLARE_ENTRIES()
 
-using driver_kit::Guard;
-using driver_kit::Log;
+using driver_kit::guard;
+using driver_kit::log;
 
 hal_status* initialize(const hal_host_api* host) {
-  if (hal_status* refused = driver_kit::AcceptHost(host, kDriverName)) {
+  if (hal_status* refused = driver_kit::accept_host(host, kDriverName)) {
     return refused;
   }
-  return Guard("initialize", [] {
+  return guard("initialize", [] {
     // Devices are enumerated lazily (device_count): loading the driver stays
     // cheap when another one is selected.
-    Log(HAL_LOG_DEBUG, "vulkan: initialized");
+    log(HAL_LOG_DEBUG, "vulkan: initialized");
   });
 }
 

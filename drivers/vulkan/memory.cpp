@@ -1,5 +1,5 @@
 // The suballocator, the address map and the host buffers.
-#include "memory.h"
+#include "memory.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -7,25 +7,25 @@
 #include <iterator>
 #include <string_view>
 
-#include "device.h"
-#include "kit/error.h"
+#include "device.hpp"
+#include "kit/error.hpp"
 
 namespace vulkan {
 namespace {
 
-using driver_kit::Fail;
+using driver_kit::fail;
 
 constexpr uint64_t kDefaultBlockSize = uint64_t{64} << 20;
 
-uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+uint64_t align_up(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
 // The memory type for `wanted` flags scored by `score` (higher is better),
 // or UINT32_MAX.
 template <typename Score>
-uint32_t PickType(const VkPhysicalDeviceMemoryProperties& props,
-                  VkMemoryPropertyFlags wanted, Score score) {
+uint32_t pick_type(const VkPhysicalDeviceMemoryProperties& props,
+                   VkMemoryPropertyFlags wanted, Score score) {
   uint32_t best = UINT32_MAX;
   int64_t best_score = INT64_MIN;
   for (uint32_t i = 0; i < props.memoryTypeCount; ++i) {
@@ -55,15 +55,15 @@ MemoryManager::MemoryManager(VkPhysicalDevice physical, VkDevice device)
   // host-visible wins over a host-visible window of it (discrete GPUs);
   // otherwise the one type there is (lavapipe, integrated GPUs).
   device_type_ =
-      PickType(props, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-               [&](const VkMemoryType& type, const VkMemoryHeap& heap) {
-                 const bool visible =
-                     type.propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
-                 return heap_bytes(heap) * 2 + (visible ? 0 : 1);
-               });
+      pick_type(props, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                [&](const VkMemoryType& type, const VkMemoryHeap& heap) {
+                  const bool visible =
+                      type.propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+                  return heap_bytes(heap) * 2 + (visible ? 0 : 1);
+                });
   if (device_type_ == UINT32_MAX) {
     device_type_ =
-        PickType(props, 0, [&](const VkMemoryType&, const VkMemoryHeap& heap) {
+        pick_type(props, 0, [&](const VkMemoryType&, const VkMemoryHeap& heap) {
           return heap_bytes(heap);
         });
   }
@@ -71,7 +71,7 @@ MemoryManager::MemoryManager(VkPhysicalDevice physical, VkDevice device)
                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   // Host buffers: cached system memory first (fast readback), device-local
   // windows last.
-  host_type_ = PickType(
+  host_type_ = pick_type(
       props, host_flags, [&](const VkMemoryType& type, const VkMemoryHeap&) {
         int64_t s = 0;
         if (type.propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) s += 2;
@@ -79,7 +79,7 @@ MemoryManager::MemoryManager(VkPhysicalDevice physical, VkDevice device)
         return s;
       });
   if (device_type_ == UINT32_MAX || host_type_ == UINT32_MAX) {
-    Fail(HAL_STATUS_UNSUPPORTED, "no usable memory type");
+    fail(HAL_STATUS_UNSUPPORTED, "no usable memory type");
   }
   const VkMemoryType& type = props.memoryTypes[device_type_];
   // HAL_VULKAN_STAGING=1 leaves host-visible device memory unmapped, so
@@ -114,10 +114,10 @@ MemoryManager::MemoryManager(VkPhysicalDevice physical, VkDevice device)
 
 MemoryManager::~MemoryManager() {
   for (auto& [address, block] : blocks_) {
-    DestroyBlock(*block);
+    destroy_block(*block);
   }
   for (auto& [pointer, block] : pinned_) {
-    DestroyBlock(*block);
+    destroy_block(*block);
   }
 }
 
@@ -126,8 +126,8 @@ uint64_t MemoryManager::used() const {
   return used_;
 }
 
-std::unique_ptr<Block> MemoryManager::CreateBlock(uint64_t bytes, uint32_t type,
-                                                  bool map) {
+std::unique_ptr<Block> MemoryManager::create_block(uint64_t bytes,
+                                                   uint32_t type, bool map) {
   auto block = std::make_unique<Block>();
   block->size = bytes;
   VkBufferCreateInfo buffer_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
@@ -137,13 +137,13 @@ std::unique_ptr<Block> MemoryManager::CreateBlock(uint64_t bytes, uint32_t type,
                       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                       VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   buffer_info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  CheckVk(vkCreateBuffer(device_, &buffer_info, nullptr, &block->buffer),
-          "vkCreateBuffer");
+  check_vk(vkCreateBuffer(device_, &buffer_info, nullptr, &block->buffer),
+           "vkCreateBuffer");
   VkMemoryRequirements requirements;
   vkGetBufferMemoryRequirements(device_, block->buffer, &requirements);
   if ((requirements.memoryTypeBits & (1u << type)) == 0) {
     vkDestroyBuffer(device_, block->buffer, nullptr);
-    Fail(HAL_STATUS_INTERNAL, "memory type {} cannot back a storage buffer",
+    fail(HAL_STATUS_INTERNAL, "memory type {} cannot back a storage buffer",
          type);
   }
   VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
@@ -155,20 +155,20 @@ std::unique_ptr<Block> MemoryManager::CreateBlock(uint64_t bytes, uint32_t type,
       vkAllocateMemory(device_, &alloc, nullptr, &block->memory);
   if (result != VK_SUCCESS) {
     vkDestroyBuffer(device_, block->buffer, nullptr);
-    CheckVk(result, "vkAllocateMemory");
+    check_vk(result, "vkAllocateMemory");
   }
   try {
-    CheckVk(vkBindBufferMemory(device_, block->buffer, block->memory, 0),
-            "vkBindBufferMemory");
+    check_vk(vkBindBufferMemory(device_, block->buffer, block->memory, 0),
+             "vkBindBufferMemory");
     if (map) {
       void* pointer = nullptr;
-      CheckVk(
+      check_vk(
           vkMapMemory(device_, block->memory, 0, VK_WHOLE_SIZE, 0, &pointer),
           "vkMapMemory");
       block->mapped = static_cast<char*>(pointer);
     }
   } catch (...) {
-    DestroyBlock(*block);
+    destroy_block(*block);
     throw;
   }
   VkBufferDeviceAddressInfo address_info{
@@ -178,31 +178,31 @@ std::unique_ptr<Block> MemoryManager::CreateBlock(uint64_t bytes, uint32_t type,
   return block;
 }
 
-void MemoryManager::DestroyBlock(Block& block) {
+void MemoryManager::destroy_block(Block& block) {
   vkDestroyBuffer(device_, block.buffer, nullptr);
   vkFreeMemory(device_, block.memory, nullptr);  // unmaps implicitly
 }
 
-uint64_t MemoryManager::Allocate(uint64_t bytes, uint64_t alignment) {
+uint64_t MemoryManager::allocate(uint64_t bytes, uint64_t alignment) {
   if (alignment == 0) {
     alignment = kMinAlignment;
   }
   if (!std::has_single_bit(alignment)) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "alignment {} is not a power of two",
+    fail(HAL_STATUS_INVALID_ARGUMENT, "alignment {} is not a power of two",
          alignment);
   }
   if (bytes == 0) {
     return 0;
   }
   if (bytes > max_allocation_) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} bytes exceed max_allocation_size {}",
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{} bytes exceed max_allocation_size {}",
          bytes, max_allocation_);
   }
   alignment = std::max<uint64_t>(alignment, kMinAlignment);
-  const uint64_t rounded = AlignUp(bytes, kMinAlignment);
+  const uint64_t rounded = align_up(bytes, kMinAlignment);
   std::lock_guard lock(mutex_);
   if (used_ + rounded > heap_size_) {
-    Fail(HAL_STATUS_OUT_OF_MEMORY, "{} bytes requested, {} of {} in use", bytes,
+    fail(HAL_STATUS_OUT_OF_MEMORY, "{} bytes requested, {} of {} in use", bytes,
          used_, heap_size_);
   }
   const auto record = [&](Block* block, uint64_t offset) {
@@ -216,7 +216,7 @@ uint64_t MemoryManager::Allocate(uint64_t bytes, uint64_t alignment) {
       if (block->dedicated) continue;
       for (auto it = block->free.begin(); it != block->free.end(); ++it) {
         const uint64_t start =
-            AlignUp(block->address + it->first, alignment) - block->address;
+            align_up(block->address + it->first, alignment) - block->address;
         const uint64_t end = it->first + it->second;
         if (start + rounded > end) continue;
         const uint64_t hole = it->first;
@@ -228,9 +228,9 @@ uint64_t MemoryManager::Allocate(uint64_t bytes, uint64_t alignment) {
       }
     }
     std::unique_ptr<Block> block =
-        CreateBlock(block_size_, device_type_, device_mapped_);
+        create_block(block_size_, device_type_, device_mapped_);
     if (block->address % alignment != 0) {
-      Fail(HAL_STATUS_INTERNAL, "block address {:#x} is not {}-aligned",
+      fail(HAL_STATUS_INTERNAL, "block address {:#x} is not {}-aligned",
            block->address, alignment);
     }
     block->free[rounded] = block_size_ - rounded;
@@ -239,11 +239,11 @@ uint64_t MemoryManager::Allocate(uint64_t bytes, uint64_t alignment) {
     return record(raw, 0);
   }
   std::unique_ptr<Block> block =
-      CreateBlock(rounded, device_type_, device_mapped_);
+      create_block(rounded, device_type_, device_mapped_);
   block->dedicated = true;
   if (block->address % alignment != 0) {
-    DestroyBlock(*block);
-    Fail(HAL_STATUS_UNSUPPORTED, "cannot align a dedicated block to {}",
+    destroy_block(*block);
+    fail(HAL_STATUS_UNSUPPORTED, "cannot align a dedicated block to {}",
          alignment);
   }
   Block* raw = block.get();
@@ -251,14 +251,14 @@ uint64_t MemoryManager::Allocate(uint64_t bytes, uint64_t alignment) {
   return record(raw, 0);
 }
 
-void MemoryManager::Free(uint64_t address) {
+void MemoryManager::free(uint64_t address) {
   if (address == 0) {
     return;
   }
   std::lock_guard lock(mutex_);
   auto it = live_.find(address);
   if (it == live_.end()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{:#x} is not the start of a live allocation", address);
   }
   const Allocation allocation = it->second;
@@ -268,7 +268,7 @@ void MemoryManager::Free(uint64_t address) {
   used_ -= allocation.reserved;
   if (block.used == 0) {
     auto node = blocks_.extract(block.address);
-    DestroyBlock(*node.mapped());
+    destroy_block(*node.mapped());
     return;
   }
   // Return the range, merging with its neighbours.
@@ -289,7 +289,7 @@ void MemoryManager::Free(uint64_t address) {
   block.free[offset] = bytes;
 }
 
-bool MemoryManager::Contains(uint64_t address, uint64_t bytes) const {
+bool MemoryManager::contains(uint64_t address, uint64_t bytes) const {
   std::lock_guard lock(mutex_);
   auto it = live_.upper_bound(address);
   if (it == live_.begin()) {
@@ -300,7 +300,7 @@ bool MemoryManager::Contains(uint64_t address, uint64_t bytes) const {
          bytes <= it->second.bytes - (address - it->first);
 }
 
-Region MemoryManager::Resolve(uint64_t address, uint64_t bytes,
+Region MemoryManager::resolve(uint64_t address, uint64_t bytes,
                               const char* what) const {
   std::lock_guard lock(mutex_);
   auto it = live_.upper_bound(address);
@@ -311,46 +311,46 @@ Region MemoryManager::Resolve(uint64_t address, uint64_t bytes,
       return {it->second.block, it->second.offset + offset};
     }
   }
-  Fail(HAL_STATUS_INVALID_ARGUMENT,
+  fail(HAL_STATUS_INVALID_ARGUMENT,
        "{} [{:#x}, +{}) does not lie inside one live allocation of this device",
        what, address, bytes);
 }
 
-std::unique_ptr<Block> MemoryManager::AllocateHost(uint64_t bytes) {
-  return CreateBlock(AlignUp(std::max<uint64_t>(bytes, 1), kMinAlignment),
-                     host_type_, true);
+std::unique_ptr<Block> MemoryManager::allocate_host(uint64_t bytes) {
+  return create_block(align_up(std::max<uint64_t>(bytes, 1), kMinAlignment),
+                      host_type_, true);
 }
 
-void MemoryManager::FreeHost(std::unique_ptr<Block> block) {
+void MemoryManager::free_host(std::unique_ptr<Block> block) {
   if (block) {
-    DestroyBlock(*block);
+    destroy_block(*block);
   }
 }
 
-void* MemoryManager::AllocatePinned(uint64_t bytes) {
-  std::unique_ptr<Block> block = AllocateHost(bytes);
+void* MemoryManager::allocate_pinned(uint64_t bytes) {
+  std::unique_ptr<Block> block = allocate_host(bytes);
   void* pointer = block->mapped;
   std::lock_guard lock(mutex_);
   pinned_[reinterpret_cast<uintptr_t>(pointer)] = std::move(block);
   return pointer;
 }
 
-void MemoryManager::FreePinned(void* pointer) {
+void MemoryManager::free_pinned(void* pointer) {
   std::unique_ptr<Block> block;
   {
     std::lock_guard lock(mutex_);
     auto it = pinned_.find(reinterpret_cast<uintptr_t>(pointer));
     if (it == pinned_.end()) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "{} is not pinned memory from host_alloc", pointer);
     }
     block = std::move(it->second);
     pinned_.erase(it);
   }
-  DestroyBlock(*block);
+  destroy_block(*block);
 }
 
-Region MemoryManager::FindPinned(const void* pointer, uint64_t bytes) const {
+Region MemoryManager::find_pinned(const void* pointer, uint64_t bytes) const {
   const auto address = reinterpret_cast<uintptr_t>(pointer);
   std::lock_guard lock(mutex_);
   auto it = pinned_.upper_bound(address);
@@ -370,30 +370,30 @@ namespace vulkan {
 
 hal_status* mem_alloc(hal_device* device, uint64_t bytes, uint64_t alignment,
                       hal_devptr* out_ptr) {
-  return driver_kit::Guard("mem_alloc", [&] {
-    Device& owner = GetDevice(device);
-    driver_kit::RequireNonNull(out_ptr, "out_ptr");
-    *out_ptr = owner.memory().Allocate(bytes, alignment);
+  return driver_kit::guard("mem_alloc", [&] {
+    Device& owner = get_device(device);
+    driver_kit::require_non_null(out_ptr, "out_ptr");
+    *out_ptr = owner.memory().allocate(bytes, alignment);
   });
 }
 
 hal_status* mem_free(hal_device* device, hal_devptr ptr) {
-  return driver_kit::Guard("mem_free",
-                           [&] { GetDevice(device).memory().Free(ptr); });
+  return driver_kit::guard("mem_free",
+                           [&] { get_device(device).memory().free(ptr); });
 }
 
 hal_status* host_alloc(hal_device* device, uint64_t bytes, void** out_ptr) {
-  return driver_kit::Guard("host_alloc", [&] {
-    Device& owner = GetDevice(device);
-    driver_kit::RequireNonNull(out_ptr, "out_ptr");
-    *out_ptr = bytes == 0 ? nullptr : owner.memory().AllocatePinned(bytes);
+  return driver_kit::guard("host_alloc", [&] {
+    Device& owner = get_device(device);
+    driver_kit::require_non_null(out_ptr, "out_ptr");
+    *out_ptr = bytes == 0 ? nullptr : owner.memory().allocate_pinned(bytes);
   });
 }
 
 hal_status* host_free(hal_device* device, void* ptr) {
-  return driver_kit::Guard("host_free", [&] {
-    Device& owner = GetDevice(device);
-    if (ptr != nullptr) owner.memory().FreePinned(ptr);
+  return driver_kit::guard("host_free", [&] {
+    Device& owner = get_device(device);
+    if (ptr != nullptr) owner.memory().free_pinned(ptr);
   });
 }
 

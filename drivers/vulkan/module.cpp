@@ -1,24 +1,24 @@
 // Kernel lookup and launch; custom SPIR-V modules.
-#include "module.h"
+#include "module.hpp"
 
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 
-#include "device.h"
-#include "kit/handles.h"
-#include "stream.h"
+#include "device.hpp"
+#include "kit/handles.hpp"
+#include "stream.hpp"
 
 namespace vulkan {
 namespace {
 
-using driver_kit::Fail;
+using driver_kit::fail;
 
 constexpr uint32_t kSpirvMagic = 0x07230203;
 constexpr uint32_t kOpEntryPoint = 15;
 constexpr uint32_t kExecutionModelGLCompute = 5;
 
-driver_kit::HandleRegistry<Module, hal_module>& ModuleRegistry() {
+driver_kit::HandleRegistry<Module, hal_module>& module_registry() {
   static auto* registry =
       new driver_kit::HandleRegistry<Module, hal_module>("module");
   return *registry;
@@ -26,16 +26,16 @@ driver_kit::HandleRegistry<Module, hal_module>& ModuleRegistry() {
 
 // Custom kernels by handle (standard ones are found by address range).
 std::mutex g_custom_mutex;
-std::unordered_map<const hal_kernel*, Kernel*>& CustomKernels() {
+std::unordered_map<const hal_kernel*, Kernel*>& custom_kernels() {
   static auto* kernels = new std::unordered_map<const hal_kernel*, Kernel*>;
   return *kernels;
 }
 
 // The GLCompute entry point names of a SPIR-V module (INVALID_ARGUMENT if
 // it is not SPIR-V).
-std::vector<std::string> EntryPoints(const uint32_t* words, size_t count) {
+std::vector<std::string> entry_points(const uint32_t* words, size_t count) {
   if (count < 5 || words[0] != kSpirvMagic) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "data is not a SPIR-V module (bad magic or size)");
   }
   std::vector<std::string> entries;
@@ -43,7 +43,7 @@ std::vector<std::string> EntryPoints(const uint32_t* words, size_t count) {
     const uint32_t length = words[at] >> 16;
     const uint32_t opcode = words[at] & 0xffff;
     if (length == 0 || at + length > count) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "truncated SPIR-V instruction at word {}", at);
     }
     if (opcode == kOpEntryPoint && length >= 4 &&
@@ -56,32 +56,32 @@ std::vector<std::string> EntryPoints(const uint32_t* words, size_t count) {
   return entries;
 }
 
-const Kernel& GetKernel(const hal_kernel* handle) {
+const Kernel& get_kernel(const hal_kernel* handle) {
   if (handle == nullptr) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
+    fail(HAL_STATUS_INVALID_ARGUMENT, "kernel handle is NULL");
   }
-  for (const auto& device : Devices()) {
+  for (const auto& device : devices()) {
     if (const Kernel* kernel =
-            driver_kit::ElementOfHandle(device->kernels(), handle)) {
+            driver_kit::element_of_handle(device->kernels(), handle)) {
       return *kernel;
     }
   }
   std::lock_guard lock(g_custom_mutex);
-  auto it = CustomKernels().find(handle);
-  if (it == CustomKernels().end()) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a live vulkan kernel handle",
+  auto it = custom_kernels().find(handle);
+  if (it == custom_kernels().end()) {
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{} is not a live vulkan kernel handle",
          static_cast<const void*>(handle));
   }
   return *it->second;
 }
 
-std::string PipelinePrefix(const Module& module) {
+std::string pipeline_prefix(const Module& module) {
   return fmt::format("module {}:", static_cast<const void*>(&module));
 }
 
-// The custom-kernel launch convention of module.h.
-void LaunchCustom(Stream& stream, const Kernel& kernel, const hal_arg* args,
-                  uint32_t num_args) {
+// The custom-kernel launch convention of module.hpp.
+void launch_custom(Stream& stream, const Kernel& kernel, const hal_arg* args,
+                   uint32_t num_args) {
   Device& device = stream.device();
   driver_kit::ArgChecker check(kernel.entry.c_str(), device, args, num_args,
                                num_args);
@@ -89,33 +89,33 @@ void LaunchCustom(Stream& stream, const Kernel& kernel, const hal_arg* args,
   uint64_t count = 1;
   bool counted = false;
   for (uint32_t i = 0; i < num_args; ++i) {
-    switch (check.Kind(i)) {
+    switch (check.kind(i)) {
       case HAL_ARG_TENSOR: {
-        const driver_kit::TensorArg tensor = check.Tensor(i, "tensor");
+        const driver_kit::TensorArg tensor = check.tensor(i, "tensor");
         if (!counted) {
           count = static_cast<uint64_t>(tensor.num_elements);
           counted = true;
         }
-        block.Tensor(tensor);
+        block.tensor(tensor);
         break;
       }
       case HAL_ARG_I64:
-        block.I64(check.Int(i, "scalar"));
+        block.i64(check.int_value(i, "scalar"));
         break;
       case HAL_ARG_F64:
-        block.F64(check.Float(i, "scalar"));
+        block.f64(check.float_value(i, "scalar"));
         break;
       default:
-        Fail(HAL_STATUS_INVALID_ARGUMENT,
+        fail(HAL_STATUS_INVALID_ARGUMENT,
              "{}: argument {} has kind {}, not tensor, i64 or f64",
-             kernel.entry, i, check.Kind(i));
+             kernel.entry, i, check.kind(i));
     }
   }
-  block.U64(count);
+  block.u64(count);
   const VkPipeline pipeline =
-      device.Pipeline(PipelinePrefix(*kernel.module) + kernel.entry,
+      device.pipeline(pipeline_prefix(*kernel.module) + kernel.entry,
                       kernel.module->shader, kernel.entry.c_str(), {});
-  stream.RecordDispatch(pipeline, block.slots(), count);
+  stream.record_dispatch(pipeline, block.slots(), count);
 }
 
 }  // namespace
@@ -123,52 +123,52 @@ void LaunchCustom(Stream& stream, const Kernel& kernel, const hal_arg* args,
 hal_status* module_load(hal_device* device_handle, const char* format,
                         const void* data, uint64_t size,
                         hal_module** out_module) {
-  return driver_kit::Guard("module_load", [&] {
-    Device& device = GetDevice(device_handle);
-    driver_kit::RequireNonNull(format, "format");
-    driver_kit::RequireNonNull(out_module, "out_module");
+  return driver_kit::guard("module_load", [&] {
+    Device& device = get_device(device_handle);
+    driver_kit::require_non_null(format, "format");
+    driver_kit::require_non_null(out_module, "out_module");
     if (data == nullptr && size != 0) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "data is NULL");
+      fail(HAL_STATUS_INVALID_ARGUMENT, "data is NULL");
     }
     if (std::strcmp(format, "spirv") != 0) {
-      Fail(HAL_STATUS_UNSUPPORTED,
+      fail(HAL_STATUS_UNSUPPORTED,
            "module format \"{}\" is not supported; vulkan loads \"spirv\"",
            format);
     }
     if (size % 4 != 0) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "SPIR-V size {} is not a multiple of 4",
+      fail(HAL_STATUS_INVALID_ARGUMENT, "SPIR-V size {} is not a multiple of 4",
            size);
     }
     std::vector<uint32_t> words(size / 4);
     if (size != 0) std::memcpy(words.data(), data, size);
     auto module = std::make_shared<Module>();
     module->device = &device;
-    module->entries = EntryPoints(words.data(), words.size());
-    module->shader = device.CreateModule(words.data(), size);
-    *out_module = ModuleRegistry().Add(std::move(module));
+    module->entries = entry_points(words.data(), words.size());
+    module->shader = device.create_module(words.data(), size);
+    *out_module = module_registry().add(std::move(module));
   });
 }
 
 hal_status* module_unload(hal_module* handle) {
-  return driver_kit::Guard("module_unload", [&] {
-    std::shared_ptr<Module> module = ModuleRegistry().Remove(handle);
+  return driver_kit::guard("module_unload", [&] {
+    std::shared_ptr<Module> module = module_registry().remove(handle);
     {
       std::lock_guard lock(g_custom_mutex);
       for (const auto& [name, kernel] : module->kernels) {
-        CustomKernels().erase(kernel->handle());
+        custom_kernels().erase(kernel->handle());
       }
     }
-    module->device->DropPipelines(PipelinePrefix(*module));
+    module->device->drop_pipelines(pipeline_prefix(*module));
     vkDestroyShaderModule(module->device->vk(), module->shader, nullptr);
   });
 }
 
 hal_status* kernel_lookup(hal_device* device_handle, hal_module* module_handle,
                           const char* name, hal_kernel** out_kernel) {
-  return driver_kit::Guard("kernel_lookup", [&] {
-    Device& device = GetDevice(device_handle);
-    driver_kit::RequireNonNull(name, "name");
-    driver_kit::RequireNonNull(out_kernel, "out_kernel");
+  return driver_kit::guard("kernel_lookup", [&] {
+    Device& device = get_device(device_handle);
+    driver_kit::require_non_null(name, "name");
+    driver_kit::require_non_null(out_kernel, "out_kernel");
     if (module_handle == nullptr) {
       for (const Kernel& kernel : device.kernels()) {
         if (std::strcmp(kernel.def->name, name) == 0) {
@@ -176,23 +176,23 @@ hal_status* kernel_lookup(hal_device* device_handle, hal_module* module_handle,
           return;
         }
       }
-      Fail(HAL_STATUS_NOT_FOUND, "no standard kernel named \"{}\"", name);
+      fail(HAL_STATUS_NOT_FOUND, "no standard kernel named \"{}\"", name);
     }
-    std::shared_ptr<Module> module = ModuleRegistry().Get(module_handle);
+    std::shared_ptr<Module> module = module_registry().get(module_handle);
     if (module->device != &device) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "module belongs to another device");
+      fail(HAL_STATUS_INVALID_ARGUMENT, "module belongs to another device");
     }
     std::lock_guard lock(g_custom_mutex);
     auto it = module->kernels.find(name);
     if (it == module->kernels.end()) {
       if (std::find(module->entries.begin(), module->entries.end(), name) ==
           module->entries.end()) {
-        Fail(HAL_STATUS_NOT_FOUND, "module has no compute entry point \"{}\"",
+        fail(HAL_STATUS_NOT_FOUND, "module has no compute entry point \"{}\"",
              name);
       }
       auto kernel = std::make_unique<Kernel>(
           Kernel{&device, nullptr, module.get(), name});
-      CustomKernels()[kernel->handle()] = kernel.get();
+      custom_kernels()[kernel->handle()] = kernel.get();
       it = module->kernels.emplace(name, std::move(kernel)).first;
     }
     *out_kernel = it->second->handle();
@@ -201,11 +201,11 @@ hal_status* kernel_lookup(hal_device* device_handle, hal_module* module_handle,
 
 hal_status* launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
                    const hal_arg* args, uint32_t num_args) {
-  return driver_kit::Guard("launch", [&] {
-    std::shared_ptr<Stream> stream = GetStream(stream_handle);
-    const Kernel& kernel = GetKernel(kernel_handle);
+  return driver_kit::guard("launch", [&] {
+    std::shared_ptr<Stream> stream = get_stream(stream_handle);
+    const Kernel& kernel = get_kernel(kernel_handle);
     if (kernel.device != &stream->device()) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "kernel of device {} cannot run on a stream of device {}",
            kernel.device->ordinal(), stream->device().ordinal());
     }
@@ -213,9 +213,9 @@ hal_status* launch(hal_stream* stream_handle, hal_kernel* kernel_handle,
       KernelLaunch launch(*stream, kernel.def->name);
       kernel.def->prepare(launch, args, num_args);
     } else {
-      LaunchCustom(*stream, kernel, args, num_args);
+      launch_custom(*stream, kernel, args, num_args);
     }
-    stream->EndOperation();
+    stream->end_operation();
   });
 }
 

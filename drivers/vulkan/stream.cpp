@@ -1,19 +1,19 @@
 // Batched command buffers on a timeline semaphore.
-#include "stream.h"
+#include "stream.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 
-#include "device.h"
-#include "event.h"
-#include "kit/handles.h"
+#include "device.hpp"
+#include "event.hpp"
+#include "kit/handles.hpp"
 
 namespace vulkan {
 namespace {
 
-using driver_kit::Fail;
+using driver_kit::fail;
 
 // Commands per batch before it is submitted on its own: keeps the device
 // busy while the host records more.
@@ -22,13 +22,13 @@ constexpr uint32_t kBatchDispatches = 128;
 constexpr uint64_t kRingChunk = uint64_t{256} << 10;
 constexpr size_t kSpareRings = 4;
 
-std::chrono::seconds WaitLimit() {
+std::chrono::seconds wait_limit() {
   const char* value = std::getenv("HAL_VULKAN_TIMEOUT_S");
   const long seconds = value != nullptr ? std::atol(value) : 0;
   return std::chrono::seconds(seconds > 0 ? seconds : 600);
 }
 
-driver_kit::HandleRegistry<Stream, hal_stream>& StreamRegistry() {
+driver_kit::HandleRegistry<Stream, hal_stream>& stream_registry() {
   static auto* registry =
       new driver_kit::HandleRegistry<Stream, hal_stream>("stream");
   return *registry;
@@ -40,8 +40,8 @@ Stream::Stream(Device& device) : device_(device) {
   VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool.queueFamilyIndex = device.queue_family();
-  CheckVk(vkCreateCommandPool(device.vk(), &pool, nullptr, &pool_),
-          "vkCreateCommandPool");
+  check_vk(vkCreateCommandPool(device.vk(), &pool, nullptr, &pool_),
+           "vkCreateCommandPool");
   VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
   type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
   type.initialValue = 0;
@@ -51,28 +51,28 @@ Stream::Stream(Device& device) : device_(device) {
       vkCreateSemaphore(device.vk(), &semaphore, nullptr, &timeline_);
   if (result != VK_SUCCESS) {
     vkDestroyCommandPool(device.vk(), pool_, nullptr);
-    CheckVk(result, "vkCreateSemaphore");
+    check_vk(result, "vkCreateSemaphore");
   }
 }
 
 Stream::~Stream() {
   try {
-    Drain();
-    device_.WaitIdle();
+    drain();
+    device_.wait_idle();
   } catch (const driver_kit::Error& error) {
-    driver_kit::Log(
+    driver_kit::log(
         HAL_LOG_ERROR,
         fmt::format("vulkan: stream destroyed with its work failing: {}",
                     error.message));
   }
   for (auto& ring : free_rings_) {
-    device_.memory().FreeHost(std::move(ring));
+    device_.memory().free_host(std::move(ring));
   }
   vkDestroySemaphore(device_.vk(), timeline_, nullptr);
   vkDestroyCommandPool(device_.vk(), pool_, nullptr);  // frees its buffers
 }
 
-Stream::Batch& Stream::Open() {
+Stream::Batch& Stream::open() {
   if (open_) {
     return *open_;
   }
@@ -80,28 +80,28 @@ Stream::Batch& Stream::Open() {
   if (!free_commands_.empty()) {
     batch.commands = free_commands_.back();
     free_commands_.pop_back();
-    CheckVk(vkResetCommandBuffer(batch.commands, 0), "vkResetCommandBuffer");
+    check_vk(vkResetCommandBuffer(batch.commands, 0), "vkResetCommandBuffer");
   } else {
     VkCommandBufferAllocateInfo info{
         VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     info.commandPool = pool_;
     info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     info.commandBufferCount = 1;
-    CheckVk(vkAllocateCommandBuffers(device_.vk(), &info, &batch.commands),
-            "vkAllocateCommandBuffers");
+    check_vk(vkAllocateCommandBuffers(device_.vk(), &info, &batch.commands),
+             "vkAllocateCommandBuffers");
   }
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   const VkResult result = vkBeginCommandBuffer(batch.commands, &begin);
   if (result != VK_SUCCESS) {
     free_commands_.push_back(batch.commands);
-    CheckVk(result, "vkBeginCommandBuffer");
+    check_vk(result, "vkBeginCommandBuffer");
   }
   open_ = std::move(batch);
   return *open_;
 }
 
-void Stream::Barrier(VkCommandBuffer commands) {
+void Stream::barrier(VkCommandBuffer commands) {
   // Everything earlier on the queue (this batch and earlier submissions)
   // before this command: shader and transfer writes and reads.
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -119,17 +119,18 @@ void Stream::Barrier(VkCommandBuffer commands) {
       1, &barrier, 0, nullptr, 0, nullptr);
 }
 
-void Stream::RecordDispatch(VkPipeline pipeline, std::span<const uint64_t> args,
-                            uint64_t invocations) {
+void Stream::record_dispatch(VkPipeline pipeline,
+                             std::span<const uint64_t> args,
+                             uint64_t invocations) {
   if (invocations == 0) {
     return;
   }
   std::lock_guard lock(mutex_);
-  Batch& batch = Open();
+  Batch& batch = open();
   // Arguments into the ring, 16-byte aligned.
   const uint64_t bytes = args.size_bytes();
   if (bytes > kRingChunk) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "argument block of {} bytes is too large",
+    fail(HAL_STATUS_INVALID_ARGUMENT, "argument block of {} bytes is too large",
          bytes);
   }
   if (!batch.ring || batch.ring_used + bytes > batch.ring->size) {
@@ -140,7 +141,7 @@ void Stream::RecordDispatch(VkPipeline pipeline, std::span<const uint64_t> args,
       batch.ring = std::move(free_rings_.back());
       free_rings_.pop_back();
     } else {
-      batch.ring = device_.memory().AllocateHost(kRingChunk);
+      batch.ring = device_.memory().allocate_host(kRingChunk);
     }
     batch.ring_used = 0;
   }
@@ -148,7 +149,7 @@ void Stream::RecordDispatch(VkPipeline pipeline, std::span<const uint64_t> args,
   const uint64_t address = batch.ring->address + batch.ring_used;
   batch.ring_used += (bytes + 15) / 16 * 16;
 
-  Barrier(batch.commands);
+  barrier(batch.commands);
   vkCmdBindPipeline(batch.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   const uint64_t group = device_.workgroup_size();
   const VkPhysicalDeviceLimits& limits = device_.properties().limits;
@@ -173,41 +174,41 @@ void Stream::RecordDispatch(VkPipeline pipeline, std::span<const uint64_t> args,
   ++batch.recorded;
 }
 
-void Stream::RecordCopy(VkBuffer src, uint64_t src_offset, VkBuffer dst,
-                        uint64_t dst_offset, uint64_t bytes) {
+void Stream::record_copy(VkBuffer src, uint64_t src_offset, VkBuffer dst,
+                         uint64_t dst_offset, uint64_t bytes) {
   if (bytes == 0) {
     return;
   }
   std::lock_guard lock(mutex_);
-  Batch& batch = Open();
-  Barrier(batch.commands);
+  Batch& batch = open();
+  barrier(batch.commands);
   const VkBufferCopy region{src_offset, dst_offset, bytes};
   vkCmdCopyBuffer(batch.commands, src, dst, 1, &region);
   ++batch.recorded;
 }
 
-void Stream::RecordFill(VkBuffer dst, uint64_t offset, uint64_t bytes,
-                        uint32_t pattern) {
+void Stream::record_fill(VkBuffer dst, uint64_t offset, uint64_t bytes,
+                         uint32_t pattern) {
   if (bytes == 0) {
     return;
   }
   std::lock_guard lock(mutex_);
-  Batch& batch = Open();
-  Barrier(batch.commands);
+  Batch& batch = open();
+  barrier(batch.commands);
   vkCmdFillBuffer(batch.commands, dst, offset, bytes, pattern);
   ++batch.recorded;
 }
 
-void Stream::RecordTimestamp(VkQueryPool pool) {
+void Stream::record_timestamp(VkQueryPool pool) {
   std::lock_guard lock(mutex_);
-  Batch& batch = Open();
+  Batch& batch = open();
   vkCmdResetQueryPool(batch.commands, pool, 0, 1);
   vkCmdWriteTimestamp(batch.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                       pool, 0);
   ++batch.recorded;
 }
 
-void Stream::FreeAfterWork(std::span<const uint64_t> addresses) noexcept {
+void Stream::free_after_work(std::span<const uint64_t> addresses) noexcept {
   std::lock_guard lock(mutex_);
   // The open batch, else the last submitted one: either completes after
   // every command recorded so far.
@@ -218,22 +219,22 @@ void Stream::FreeAfterWork(std::span<const uint64_t> addresses) noexcept {
     if (batch != nullptr) {
       batch->scratch.push_back(address);
     } else {
-      device_.memory().Free(address);  // nothing in flight can use it
+      device_.memory().free(address);  // nothing in flight can use it
     }
   }
 }
 
-void Stream::OnCompletion(std::function<void()> check) {
+void Stream::on_completion(std::function<void()> check) {
   std::lock_guard lock(mutex_);
-  Open().checks.push_back(std::move(check));
+  open().checks.push_back(std::move(check));
 }
 
-uint64_t Stream::FlushLocked() {
+uint64_t Stream::flush_locked() {
   if (!open_) {
     if (waits_.empty()) {
       return submitted_;
     }
-    Open();  // an empty batch carries the waits: later host reads see them
+    open();  // an empty batch carries the waits: later host reads see them
   }
   Batch& batch = *open_;
   // Make the batch's writes visible to the host (mapped reads after a wait).
@@ -245,7 +246,7 @@ uint64_t Stream::FlushLocked() {
       batch.commands,
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
-  CheckVk(vkEndCommandBuffer(batch.commands), "vkEndCommandBuffer");
+  check_vk(vkEndCommandBuffer(batch.commands), "vkEndCommandBuffer");
   const uint64_t value = submitted_ + 1;
   std::vector<VkSemaphore> wait_semaphores;
   std::vector<uint64_t> wait_values;
@@ -269,7 +270,7 @@ uint64_t Stream::FlushLocked() {
   submit.pCommandBuffers = &batch.commands;
   submit.signalSemaphoreCount = 1;
   submit.pSignalSemaphores = &timeline_;
-  device_.Submit(submit);
+  device_.submit(submit);
   waits_.clear();
   submitted_ = value;
   batch.value = value;
@@ -278,36 +279,36 @@ uint64_t Stream::FlushLocked() {
   return value;
 }
 
-void Stream::EndOperation() {
+void Stream::end_operation() {
   std::lock_guard lock(mutex_);
   if (open_ && open_->recorded >= kBatchDispatches) {
-    FlushLocked();
+    flush_locked();
   }
 }
 
-uint64_t Stream::Flush() {
+uint64_t Stream::flush() {
   std::lock_guard lock(mutex_);
-  return FlushLocked();
+  return flush_locked();
 }
 
-void Stream::WaitFor(std::shared_ptr<Stream> source, uint64_t value) {
+void Stream::wait_for(std::shared_ptr<Stream> source, uint64_t value) {
   if (source.get() == this || value == 0) {
     return;  // this stream's own earlier work is already ordered
   }
   std::lock_guard lock(mutex_);
   // Work recorded before the wait need not wait.
-  FlushLocked();
+  flush_locked();
   waits_.emplace_back(std::move(source), value);
 }
 
-uint64_t Stream::Completed() const {
+uint64_t Stream::completed() const {
   uint64_t value = 0;
-  CheckVk(vkGetSemaphoreCounterValue(device_.vk(), timeline_, &value),
-          "vkGetSemaphoreCounterValue");
+  check_vk(vkGetSemaphoreCounterValue(device_.vk(), timeline_, &value),
+           "vkGetSemaphoreCounterValue");
   return value;
 }
 
-void Stream::Retire(uint64_t completed) {
+void Stream::retire(uint64_t completed) {
   while (!in_flight_.empty() && in_flight_.front().value <= completed) {
     Batch& batch = in_flight_.front();
     for (auto& check : batch.checks) {
@@ -318,14 +319,14 @@ void Stream::Retire(uint64_t completed) {
       }
     }
     for (uint64_t address : batch.scratch) {
-      device_.memory().Free(address);
+      device_.memory().free(address);
     }
     auto recycle = [&](std::unique_ptr<Block> ring) {
       if (!ring) return;
       if (free_rings_.size() < kSpareRings) {
         free_rings_.push_back(std::move(ring));
       } else {
-        device_.memory().FreeHost(std::move(ring));
+        device_.memory().free_host(std::move(ring));
       }
     };
     recycle(std::move(batch.ring));
@@ -335,8 +336,8 @@ void Stream::Retire(uint64_t completed) {
   }
 }
 
-void Stream::WaitUntil(uint64_t value) {
-  const auto deadline = std::chrono::steady_clock::now() + WaitLimit();
+void Stream::wait_until(uint64_t value) {
+  const auto deadline = std::chrono::steady_clock::now() + wait_limit();
   VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   info.semaphoreCount = 1;
   info.pSemaphores = &timeline_;
@@ -345,20 +346,20 @@ void Stream::WaitUntil(uint64_t value) {
     const VkResult result =
         vkWaitSemaphores(device_.vk(), &info, 100'000'000);  // 100 ms
     if (result == VK_SUCCESS) break;
-    if (result != VK_TIMEOUT) CheckVk(result, "vkWaitSemaphores");
+    if (result != VK_TIMEOUT) check_vk(result, "vkWaitSemaphores");
     if (std::chrono::steady_clock::now() > deadline) {
-      Fail(HAL_STATUS_DEVICE_LOST, "stream work did not complete within {} s",
-           WaitLimit().count());
+      fail(HAL_STATUS_DEVICE_LOST, "stream work did not complete within {} s",
+           wait_limit().count());
     }
   }
   std::lock_guard lock(mutex_);
-  Retire(Completed());
+  retire(completed());
 }
 
-void Stream::Drain() { WaitUntil(Flush()); }
+void Stream::drain() { wait_until(flush()); }
 
-void Stream::Synchronize() {
-  Drain();
+void Stream::synchronize() {
+  drain();
   std::lock_guard lock(mutex_);
   if (error_) {
     driver_kit::Error error = std::move(*error_);
@@ -367,78 +368,78 @@ void Stream::Synchronize() {
   }
 }
 
-bool Stream::Idle() {
+bool Stream::idle() {
   std::lock_guard lock(mutex_);
-  const uint64_t target = FlushLocked();
-  const uint64_t completed = Completed();
-  Retire(completed);
-  return completed >= target;
+  const uint64_t target = flush_locked();
+  const uint64_t done = completed();
+  retire(done);
+  return done >= target;
 }
 
-std::shared_ptr<Stream> GetStream(const hal_stream* handle) {
-  return StreamRegistry().Get(handle);
+std::shared_ptr<Stream> get_stream(const hal_stream* handle) {
+  return stream_registry().get(handle);
 }
 
-void RegisterDefaultStream(const std::shared_ptr<Stream>& stream) {
-  StreamRegistry().Add(stream);
+void register_default_stream(const std::shared_ptr<Stream>& stream) {
+  stream_registry().add(stream);
 }
 
 hal_status* stream_create(hal_device* device_handle, int32_t priority,
                           hal_stream** out_stream) {
-  return driver_kit::Guard("stream_create", [&] {
-    Device& device = GetDevice(device_handle);
-    driver_kit::RequireNonNull(out_stream, "out_stream");
+  return driver_kit::guard("stream_create", [&] {
+    Device& device = get_device(device_handle);
+    driver_kit::require_non_null(out_stream, "out_stream");
     if (priority < kPriorityHigh || priority > kPriorityLow) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT, "priority {} is outside [{}, {}]",
+      fail(HAL_STATUS_INVALID_ARGUMENT, "priority {} is outside [{}, {}]",
            priority, kPriorityHigh, kPriorityLow);
     }
-    *out_stream = StreamRegistry().Add(std::make_shared<Stream>(device));
+    *out_stream = stream_registry().add(std::make_shared<Stream>(device));
   });
 }
 
 hal_status* stream_destroy(hal_stream* handle) {
-  return driver_kit::Guard("stream_destroy", [&] {
-    std::shared_ptr<Stream> stream = GetStream(handle);
+  return driver_kit::guard("stream_destroy", [&] {
+    std::shared_ptr<Stream> stream = get_stream(handle);
     if (stream == stream->device().default_stream()) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "the default stream cannot be destroyed");
     }
-    StreamRegistry().Remove(handle)->Drain();
+    stream_registry().remove(handle)->drain();
   });
 }
 
 hal_status* stream_default(hal_device* device_handle, hal_stream** out_stream) {
-  return driver_kit::Guard("stream_default", [&] {
-    Device& device = GetDevice(device_handle);
-    driver_kit::RequireNonNull(out_stream, "out_stream");
+  return driver_kit::guard("stream_default", [&] {
+    Device& device = get_device(device_handle);
+    driver_kit::require_non_null(out_stream, "out_stream");
     *out_stream = device.default_stream()->handle();
   });
 }
 
 hal_status* stream_synchronize(hal_stream* handle) {
-  return driver_kit::Guard("stream_synchronize",
-                           [&] { GetStream(handle)->Synchronize(); });
+  return driver_kit::guard("stream_synchronize",
+                           [&] { get_stream(handle)->synchronize(); });
 }
 
 hal_status* stream_query(hal_stream* handle, int32_t* out_idle) {
-  return driver_kit::Guard("stream_query", [&] {
-    std::shared_ptr<Stream> stream = GetStream(handle);
-    driver_kit::RequireNonNull(out_idle, "out_idle");
-    *out_idle = stream->Idle() ? 1 : 0;
+  return driver_kit::guard("stream_query", [&] {
+    std::shared_ptr<Stream> stream = get_stream(handle);
+    driver_kit::require_non_null(out_idle, "out_idle");
+    *out_idle = stream->idle() ? 1 : 0;
   });
 }
 
 hal_status* stream_wait_event(hal_stream* stream_handle,
                               hal_event* event_handle) {
-  return driver_kit::Guard("stream_wait_event", [&] {
-    std::shared_ptr<Stream> stream = GetStream(stream_handle);
-    std::shared_ptr<Event> event = GetEvent(event_handle);
+  return driver_kit::guard("stream_wait_event", [&] {
+    std::shared_ptr<Stream> stream = get_stream(stream_handle);
+    std::shared_ptr<Event> event = get_event(event_handle);
     if (&event->device() != &stream->device()) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "event and stream belong to different devices");
     }
-    const auto [source, value] = event->Target();
-    if (source) stream->WaitFor(source, value);
+    const auto [source, value] = event->target();
+    if (source) stream->wait_for(source, value);
   });
 }
 

@@ -9,42 +9,42 @@
 #include <cstring>
 #include <memory>
 
-#include "device.h"
-#include "kit/transfer_checks.h"
-#include "stream.h"
+#include "device.hpp"
+#include "kit/transfer_checks.hpp"
+#include "stream.hpp"
 
 namespace vulkan {
 namespace {
 
-using driver_kit::Fail;
+using driver_kit::fail;
 
 constexpr uint64_t kStagingChunk = uint64_t{16} << 20;
 constexpr uint64_t kPatternChunk = uint64_t{1} << 20;
 
-void CheckHostRange(uint64_t address, uint64_t bytes, const char* what) {
+void check_host_range(uint64_t address, uint64_t bytes, const char* what) {
   if (address == 0) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{} host pointer is NULL", what);
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{} host pointer is NULL", what);
   }
   if (address + bytes < address) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{} host range wraps around the address space", what);
   }
 }
 
 // A host buffer released when the stream's work so far completes.
-void ReleaseLater(Stream& stream, std::unique_ptr<Block> block) {
+void release_later(Stream& stream, std::unique_ptr<Block> block) {
   std::shared_ptr<Block> shared(block.release(),
                                 [&memory = stream.device().memory()](Block* b) {
-                                  memory.FreeHost(std::unique_ptr<Block>(b));
+                                  memory.free_host(std::unique_ptr<Block>(b));
                                 });
-  stream.OnCompletion([shared] {});
+  stream.on_completion([shared] {});
 }
 
-// Host <-> device through the mapped block or a staging buffer, in stream
+// host <-> device through the mapped block or a staging buffer, in stream
 // order and complete on return.
-void CopyPageable(Stream& stream, bool to_device, const Region& device,
-                  char* host, uint64_t bytes) {
-  stream.Drain();
+void copy_pageable(Stream& stream, bool to_device, const Region& device,
+                   char* host, uint64_t bytes) {
+  stream.drain();
   if (char* mapped = device.host()) {
     to_device ? std::memcpy(mapped, host, bytes)
               : std::memcpy(host, mapped, bytes);
@@ -52,38 +52,38 @@ void CopyPageable(Stream& stream, bool to_device, const Region& device,
   }
   MemoryManager& memory = stream.device().memory();
   std::unique_ptr<Block> staging =
-      memory.AllocateHost(std::min(bytes, kStagingChunk));
+      memory.allocate_host(std::min(bytes, kStagingChunk));
   try {
     for (uint64_t done = 0; done < bytes;) {
       const uint64_t n = std::min(bytes - done, staging->size);
       if (to_device) {
         std::memcpy(staging->mapped, host + done, n);
-        stream.RecordCopy(staging->buffer, 0, device.block->buffer,
-                          device.offset + done, n);
-        stream.Drain();
+        stream.record_copy(staging->buffer, 0, device.block->buffer,
+                           device.offset + done, n);
+        stream.drain();
       } else {
-        stream.RecordCopy(device.block->buffer, device.offset + done,
-                          staging->buffer, 0, n);
-        stream.Drain();
+        stream.record_copy(device.block->buffer, device.offset + done,
+                           staging->buffer, 0, n);
+        stream.drain();
         std::memcpy(host + done, staging->mapped, n);
       }
       done += n;
     }
   } catch (...) {
-    memory.FreeHost(std::move(staging));
+    memory.free_host(std::move(staging));
     throw;
   }
-  memory.FreeHost(std::move(staging));
+  memory.free_host(std::move(staging));
 }
 
 }  // namespace
 
 hal_status* copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
                  uint64_t src, uint64_t bytes) {
-  return driver_kit::Guard("copy", [&] {
-    std::shared_ptr<Stream> stream = GetStream(stream_handle);
+  return driver_kit::guard("copy", [&] {
+    std::shared_ptr<Stream> stream = get_stream(stream_handle);
     const auto [checked_kind, dst_on_device, src_on_device] =
-        driver_kit::CheckCopyKind(kind);
+        driver_kit::check_copy_kind(kind);
     if (bytes == 0) {
       return;
     }
@@ -91,69 +91,69 @@ hal_status* copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
     Region dst_region{nullptr, 0};
     Region src_region{nullptr, 0};
     if (dst_on_device) {
-      dst_region = memory.Resolve(dst, bytes, "destination");
+      dst_region = memory.resolve(dst, bytes, "destination");
     } else {
-      CheckHostRange(dst, bytes, "destination");
-      dst_region = memory.FindPinned(reinterpret_cast<void*>(dst), bytes);
+      check_host_range(dst, bytes, "destination");
+      dst_region = memory.find_pinned(reinterpret_cast<void*>(dst), bytes);
     }
     if (src_on_device) {
-      src_region = memory.Resolve(src, bytes, "source");
+      src_region = memory.resolve(src, bytes, "source");
     } else {
-      CheckHostRange(src, bytes, "source");
-      src_region = memory.FindPinned(reinterpret_cast<void*>(src), bytes);
+      check_host_range(src, bytes, "source");
+      src_region = memory.find_pinned(reinterpret_cast<void*>(src), bytes);
     }
     if (checked_kind == HAL_COPY_HOST_TO_HOST) {
-      stream->Drain();
+      stream->drain();
       std::memmove(reinterpret_cast<void*>(dst),
                    reinterpret_cast<const void*>(src), bytes);
       return;
     }
     if (dst_region.block == nullptr) {  // device to pageable host
-      CopyPageable(*stream, false, src_region, reinterpret_cast<char*>(dst),
-                   bytes);
+      copy_pageable(*stream, false, src_region, reinterpret_cast<char*>(dst),
+                    bytes);
       return;
     }
     if (src_region.block == nullptr) {  // pageable host to device
-      CopyPageable(*stream, true, dst_region, reinterpret_cast<char*>(src),
-                   bytes);
+      copy_pageable(*stream, true, dst_region, reinterpret_cast<char*>(src),
+                    bytes);
       return;
     }
     const bool overlap = dst_region.block == src_region.block &&
                          dst_region.offset < src_region.offset + bytes &&
                          src_region.offset < dst_region.offset + bytes;
     if (!overlap) {
-      stream->RecordCopy(src_region.block->buffer, src_region.offset,
-                         dst_region.block->buffer, dst_region.offset, bytes);
-      stream->EndOperation();
+      stream->record_copy(src_region.block->buffer, src_region.offset,
+                          dst_region.block->buffer, dst_region.offset, bytes);
+      stream->end_operation();
       return;
     }
     // vkCmdCopyBuffer forbids overlapping regions: go through scratch.
-    const uint64_t scratch = memory.Allocate(bytes, 0);
-    const Region temp = memory.Resolve(scratch, bytes, "scratch");
+    const uint64_t scratch = memory.allocate(bytes, 0);
+    const Region temp = memory.resolve(scratch, bytes, "scratch");
     try {
-      stream->RecordCopy(src_region.block->buffer, src_region.offset,
-                         temp.block->buffer, temp.offset, bytes);
-      stream->RecordCopy(temp.block->buffer, temp.offset,
-                         dst_region.block->buffer, dst_region.offset, bytes);
+      stream->record_copy(src_region.block->buffer, src_region.offset,
+                          temp.block->buffer, temp.offset, bytes);
+      stream->record_copy(temp.block->buffer, temp.offset,
+                          dst_region.block->buffer, dst_region.offset, bytes);
     } catch (...) {
-      stream->FreeAfterWork({&scratch, 1});
+      stream->free_after_work({&scratch, 1});
       throw;
     }
-    stream->FreeAfterWork({&scratch, 1});
-    stream->EndOperation();
+    stream->free_after_work({&scratch, 1});
+    stream->end_operation();
   });
 }
 
 hal_status* fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
                  uint32_t pattern_bytes, uint64_t bytes) {
-  return driver_kit::Guard("fill", [&] {
-    std::shared_ptr<Stream> stream = GetStream(stream_handle);
-    driver_kit::CheckFillArguments(pattern, pattern_bytes, bytes);
+  return driver_kit::guard("fill", [&] {
+    std::shared_ptr<Stream> stream = get_stream(stream_handle);
+    driver_kit::check_fill_arguments(pattern, pattern_bytes, bytes);
     if (bytes == 0) {
       return;
     }
     const Region region =
-        stream->device().memory().Resolve(dst, bytes, "fill destination");
+        stream->device().memory().resolve(dst, bytes, "fill destination");
     unsigned char word[8];
     for (uint32_t i = 0; i < 8; ++i) {
       word[i] = static_cast<const unsigned char*>(pattern)[i % pattern_bytes];
@@ -163,25 +163,25 @@ hal_status* fill(hal_stream* stream_handle, hal_devptr dst, const void* pattern,
     if (word_pattern && region.offset % 4 == 0 && bytes % 4 == 0) {
       uint32_t value;
       std::memcpy(&value, word, 4);
-      stream->RecordFill(region.block->buffer, region.offset, bytes, value);
-      stream->EndOperation();
+      stream->record_fill(region.block->buffer, region.offset, bytes, value);
+      stream->end_operation();
       return;
     }
     // Otherwise copy from a host buffer holding the repeated pattern (copies
     // have no alignment rules); the chunk is a whole number of patterns.
     std::unique_ptr<Block> source =
-        stream->device().memory().AllocateHost(std::min(bytes, kPatternChunk));
+        stream->device().memory().allocate_host(std::min(bytes, kPatternChunk));
     const uint64_t chunk =
         std::min(bytes, kPatternChunk) / pattern_bytes * pattern_bytes;
     for (uint64_t i = 0; i < chunk; i += pattern_bytes) {
       std::memcpy(source->mapped + i, pattern, pattern_bytes);
     }
     for (uint64_t done = 0; done < bytes; done += chunk) {
-      stream->RecordCopy(source->buffer, 0, region.block->buffer,
-                         region.offset + done, std::min(chunk, bytes - done));
+      stream->record_copy(source->buffer, 0, region.block->buffer,
+                          region.offset + done, std::min(chunk, bytes - done));
     }
-    ReleaseLater(*stream, std::move(source));
-    stream->EndOperation();
+    release_later(*stream, std::move(source));
+    stream->end_operation();
   });
 }
 

@@ -3,8 +3,8 @@
 
 #include <utility>
 
-#include "driver_call.h"
-#include "driver_library.h"
+#include "driver_call.hpp"
+#include "driver_library.hpp"
 #include "hal/device.hpp"
 
 namespace hal {

@@ -6,8 +6,8 @@
 
 #include <utility>
 
-#include "driver_call.h"
-#include "driver_library.h"
+#include "driver_call.hpp"
+#include "driver_library.hpp"
 
 namespace hal {
 

@@ -1,6 +1,6 @@
 // The loader: finds a driver library, checks its table, hands it the host
 // services and initializes it, once per process and file.
-#include "driver_library.h"
+#include "driver_library.hpp"
 
 #include <dlfcn.h>
 
@@ -23,10 +23,10 @@
 #include <fmt/ranges.h>
 #include <boost/dll/runtime_symbol_info.hpp>
 
-#include "driver_call.h"
+#include "driver_call.hpp"
 #include "hal/log.hpp"
 #include "hal/status.hpp"
-#include "validation/table.h"
+#include "validation/table.hpp"
 
 namespace hal {
 namespace detail {
@@ -124,7 +124,7 @@ struct Loader {
 };
 
 Loader& loader() {
-  // Never destroyed, and so neither are the libraries (see driver_library.h).
+  // Never destroyed, and so neither are the libraries (see driver_library.hpp).
   static Loader* const instance = new Loader;
   return *instance;
 }

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "driver_call.h"
+#include "driver_call.hpp"
 #include "hal/status.hpp"
 
 namespace hal {

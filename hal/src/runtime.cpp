@@ -1,5 +1,5 @@
 // hal::Runtime and driver discovery, on top of the loader
-// (driver_library.h).
+// (driver_library.hpp).
 #include "hal/runtime.hpp"
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include <system_error>
 #include <utility>
 
-#include "driver_library.h"
+#include "driver_library.hpp"
 #include "hal/device.hpp"
 #include "hal/status.hpp"
 

@@ -1,12 +1,12 @@
 // hal::Error, status codes, and the conversion of driver statuses into
-// errors (driver_call.h).
+// errors (driver_call.hpp).
 #include "hal/status.hpp"
 
 #include <memory>
 
 #include <fmt/format.h>
 
-#include "driver_call.h"
+#include "driver_call.hpp"
 #include "hal/log.hpp"
 
 namespace hal {

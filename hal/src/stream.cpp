@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "driver_call.h"
+#include "driver_call.hpp"
 #include "hal/event.hpp"
 #include "hal/kernel.hpp"
 #include "hal/status.hpp"

@@ -16,11 +16,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-hal::Runtime OpenCountingDriver() {
+hal::Runtime open_counting_driver() {
   return hal::Runtime::open(COUNTING_DRIVER_PATH);
 }
 
-int LiveDriverObjects() {
+int live_driver_objects() {
   void* library = dlopen(COUNTING_DRIVER_PATH, RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(library, nullptr) << "the counting driver is not loaded";
   auto live = reinterpret_cast<int (*)()>(
@@ -31,7 +31,7 @@ int LiveDriverObjects() {
   return count;
 }
 
-hal::Error ErrorOf(const std::function<void()>& statement) {
+hal::Error error_of(const std::function<void()>& statement) {
   try {
     statement();
   } catch (const hal::Error& error) {
@@ -42,7 +42,7 @@ hal::Error ErrorOf(const std::function<void()>& statement) {
 }
 
 TEST(Runtime, NameAndPathShareOneLibraryAndDevice) {
-  hal::Runtime by_path = OpenCountingDriver();
+  hal::Runtime by_path = open_counting_driver();
   hal::Runtime again = hal::Runtime::open(COUNTING_DRIVER_PATH);
   EXPECT_EQ(by_path.driver().name, "counting");
   EXPECT_EQ(by_path.driver().path, again.driver().path);
@@ -51,17 +51,17 @@ TEST(Runtime, NameAndPathShareOneLibraryAndDevice) {
 }
 
 TEST(Runtime, DeviceOrdinalOutOfRange) {
-  hal::Runtime runtime = OpenCountingDriver();
-  hal::Error error = ErrorOf([&] { runtime.device(2); });
+  hal::Runtime runtime = open_counting_driver();
+  hal::Error error = error_of([&] { runtime.device(2); });
   EXPECT_EQ(error.code(), hal::StatusCode::kInvalidArgument);
   EXPECT_THAT(error.message(), HasSubstr("2 device"));
-  EXPECT_EQ(ErrorOf([&] { runtime.device(-1); }).code(),
+  EXPECT_EQ(error_of([&] { runtime.device(-1); }).code(),
             hal::StatusCode::kInvalidArgument);
 }
 
 TEST(Runtime, PropertiesComeFromTheDriver) {
   const hal::DeviceProperties& props =
-      OpenCountingDriver().device(1).properties();
+      open_counting_driver().device(1).properties();
   EXPECT_EQ(props.name, "counting device 1");
   EXPECT_EQ(props.min_alignment, 16u);
   EXPECT_EQ(props.stream_priority_high, -1);
@@ -70,58 +70,58 @@ TEST(Runtime, PropertiesComeFromTheDriver) {
 }
 
 TEST(Objects, EachHandleDestroysWhatItCreated) {
-  hal::Device device = OpenCountingDriver().device(0);
-  const int before = LiveDriverObjects();
+  hal::Device device = open_counting_driver().device(0);
+  const int before = live_driver_objects();
   {
     hal::Buffer a = device.allocate(64);
     hal::Buffer b = std::move(a);
     EXPECT_FALSE(a);
     hal::Buffer c = device.allocate(32);
     c = std::move(b);  // frees c's first allocation
-    EXPECT_EQ(LiveDriverObjects(), before + 1);
+    EXPECT_EQ(live_driver_objects(), before + 1);
     hal::HostBuffer host = device.allocate_host(16);
     hal::Stream stream = device.create_stream(-1);
     hal::Stream same = stream;
     EXPECT_TRUE(stream == same);
     hal::Event event = device.create_event();
-    EXPECT_EQ(LiveDriverObjects(), before + 4);
+    EXPECT_EQ(live_driver_objects(), before + 4);
     EXPECT_FALSE(device.allocate(0));  // no driver object for 0 bytes
-    EXPECT_EQ(LiveDriverObjects(), before + 4);
+    EXPECT_EQ(live_driver_objects(), before + 4);
   }
-  EXPECT_EQ(LiveDriverObjects(), before);
+  EXPECT_EQ(live_driver_objects(), before);
   hal::Buffer released = device.allocate(8);
   const hal_devptr ptr = released.release();
   EXPECT_FALSE(released);
-  EXPECT_EQ(LiveDriverObjects(), before + 1);
+  EXPECT_EQ(live_driver_objects(), before + 1);
   EXPECT_EQ(hal::take_status(device.api().mem_free(device.handle(), ptr)),
             hal::StatusCode::kOk);
-  EXPECT_EQ(LiveDriverObjects(), before);
+  EXPECT_EQ(live_driver_objects(), before);
 }
 
 TEST(Objects, KernelKeepsItsModuleLoaded) {
-  hal::Device device = OpenCountingDriver().device(0);
-  const int before = LiveDriverObjects();
+  hal::Device device = open_counting_driver().device(0);
+  const int before = live_driver_objects();
   const std::byte code[4]{};
-  EXPECT_EQ(ErrorOf([&] { device.load_module("spirv", code); }).code(),
+  EXPECT_EQ(error_of([&] { device.load_module("spirv", code); }).code(),
             hal::StatusCode::kUnsupported);
   {
     hal::Kernel kernel = device.load_module("counting", code).kernel("add");
-    EXPECT_EQ(LiveDriverObjects(), before + 1);
+    EXPECT_EQ(live_driver_objects(), before + 1);
     EXPECT_EQ(kernel.name(), "add");
   }
-  EXPECT_EQ(LiveDriverObjects(), before);
+  EXPECT_EQ(live_driver_objects(), before);
 }
 
 TEST(Objects, NullEntryIsUnsupportedAndNamed) {
-  hal::Device device = OpenCountingDriver().device(0);
+  hal::Device device = open_counting_driver().device(0);
   hal::Event start = device.create_event(HAL_EVENT_TIMING);
-  hal::Error error = ErrorOf([&] { hal::Event::elapsed_ms(start, start); });
+  hal::Error error = error_of([&] { hal::Event::elapsed_ms(start, start); });
   EXPECT_EQ(error.code(), hal::StatusCode::kUnsupported);
   EXPECT_THAT(error.message(), HasSubstr("event_elapsed_ms"));
 }
 
 TEST(Objects, CrossDeviceUseIsRejectedByTheCore) {
-  hal::Runtime runtime = OpenCountingDriver();
+  hal::Runtime runtime = open_counting_driver();
   hal::Device first = runtime.device(0);
   hal::Device second = runtime.device(1);
   hal::Buffer a = first.allocate(16);
@@ -130,12 +130,12 @@ TEST(Objects, CrossDeviceUseIsRejectedByTheCore) {
                     hal::tensor_arg(a.ptr(), HAL_DTYPE_F32, {4}),
                     hal::scalar_arg(1.0)};
   hal::Kernel add = first.load_module("counting", {}).kernel("add");
-  EXPECT_EQ(ErrorOf([&] { second.default_stream().launch(add, args); }).code(),
+  EXPECT_EQ(error_of([&] { second.default_stream().launch(add, args); }).code(),
             hal::StatusCode::kInvalidArgument);
   hal::Event other = second.create_event();
-  EXPECT_EQ(ErrorOf([&] { first.default_stream().wait(other); }).code(),
+  EXPECT_EQ(error_of([&] { first.default_stream().wait(other); }).code(),
             hal::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ErrorOf([&] { other.record(first.default_stream()); }).code(),
+  EXPECT_EQ(error_of([&] { other.record(first.default_stream()); }).code(),
             hal::StatusCode::kInvalidArgument);
 }
 
@@ -153,11 +153,11 @@ TEST(Args, TensorArgFillsContiguousStrides) {
 }
 
 TEST(Args, BadTensorArgsThrow) {
-  EXPECT_EQ(ErrorOf([] {
+  EXPECT_EQ(error_of([] {
               hal::tensor_arg(8, HAL_DTYPE_F16, {1, 1, 1, 1, 1, 1, 1, 1, 1});
             }).code(),
             hal::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ErrorOf([] {
+  EXPECT_EQ(error_of([] {
               hal::tensor_arg(8, HAL_DTYPE_F16, {1, 1}, {1});
             }).code(),
             hal::StatusCode::kInvalidArgument);

@@ -7,10 +7,10 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
 
-#include "aten/fallback.h"
-#include "aten/launch.h"
-#include "runtime/context.h"
-#include "runtime/generator.h"
+#include "aten/fallback.hpp"
+#include "aten/launch.hpp"
+#include "runtime/context.hpp"
+#include "runtime/generator.hpp"
 
 namespace torch_hal {
 namespace {

@@ -11,102 +11,109 @@
 #include <optional>
 #include <vector>
 
-#include "common.h"
+#include "common.hpp"
 #include "hal/standard_kernels.h"
-#include "kernels/conv.h"
-#include "kernels/parallel.h"
+#include "kernels/conv.hpp"
+#include "kernels/parallel.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::BatchNormArgs;
+using driver_kit::BatchNormBackwardArgs;
+using driver_kit::ChannelLayout;
+using driver_kit::check_batch_norm;
+using driver_kit::check_batch_norm_backward;
 namespace {
 
-std::vector<double> ReadOr(const std::optional<TensorArg>& tensor,
-                           int64_t count, double fallback) {
-  return tensor ? ReadDense(*tensor)
+std::vector<double> read_or(const std::optional<TensorArg>& tensor,
+                            int64_t count, double fallback) {
+  return tensor ? read_dense(*tensor)
                 : std::vector<double>(static_cast<size_t>(count), fallback);
 }
 
-void WriteIf(const std::optional<TensorArg>& tensor,
-             const std::vector<double>& values) {
+void write_if(const std::optional<TensorArg>& tensor,
+              const std::vector<double>& values) {
   if (tensor) {
-    WriteDense(*tensor, values);
+    write_dense(*tensor, values);
   }
 }
 
-void RunBatchNorm(const BatchNormArgs& args) {
+void run_batch_norm(const BatchNormArgs& args) {
   const ChannelLayout& l = args.layout;
-  const std::vector<double> in = ReadDense(args.in);
-  const std::vector<double> weight = ReadOr(args.weight, l.channels, 1);
-  const std::vector<double> bias = ReadOr(args.bias, l.channels, 0);
-  std::vector<double> running_mean = ReadOr(args.running_mean, l.channels, 0);
-  std::vector<double> running_var = ReadOr(args.running_var, l.channels, 0);
+  const std::vector<double> in = read_dense(args.in);
+  const std::vector<double> weight = read_or(args.weight, l.channels, 1);
+  const std::vector<double> bias = read_or(args.bias, l.channels, 0);
+  std::vector<double> running_mean = read_or(args.running_mean, l.channels, 0);
+  std::vector<double> running_var = read_or(args.running_var, l.channels, 0);
   std::vector<double> mean(static_cast<size_t>(l.channels));
   std::vector<double> invstd(static_cast<size_t>(l.channels));
   std::vector<double> out(in.size());
-  const double count = static_cast<double>(l.Count());
-  RunParallel(static_cast<size_t>(l.channels), 8.0 * in.size(),
-              [&](const auto& next_job) {
-                size_t job;
-                while (next_job(job)) {
-                  const int64_t c = static_cast<int64_t>(job);
-                  if (args.training) {
-                    double sum = 0;
-                    for (int64_t n = 0; n < l.batch; ++n) {
-                      for (int64_t s = 0; s < l.spatial; ++s) {
-                        sum += in[l.At(n, c, s)];
-                      }
-                    }
-                    mean[c] = sum / count;
-                    double var_sum = 0;
-                    for (int64_t n = 0; n < l.batch; ++n) {
-                      for (int64_t s = 0; s < l.spatial; ++s) {
-                        const double deviation = in[l.At(n, c, s)] - mean[c];
-                        var_sum += deviation * deviation;
-                      }
-                    }
-                    invstd[c] = 1 / std::sqrt(var_sum / count + args.eps);
-                    running_mean[c] = args.momentum * mean[c] +
-                                      (1 - args.momentum) * running_mean[c];
-                    running_var[c] = args.momentum * (var_sum / (count - 1)) +
-                                     (1 - args.momentum) * running_var[c];
-                  } else {
-                    mean[c] = running_mean[c];
-                    invstd[c] = 1 / std::sqrt(running_var[c] + args.eps);
-                  }
-                  for (int64_t n = 0; n < l.batch; ++n) {
-                    for (int64_t s = 0; s < l.spatial; ++s) {
-                      const size_t at = l.At(n, c, s);
-                      out[at] =
-                          (in[at] - mean[c]) * invstd[c] * weight[c] + bias[c];
-                    }
-                  }
-                }
-              });
-  WriteDense(*args.out, out);
-  WriteIf(args.save_mean, mean);
-  WriteIf(args.save_invstd, invstd);
+  const double count = static_cast<double>(l.count());
+  run_parallel(static_cast<size_t>(l.channels), 8.0 * in.size(),
+               [&](const auto& next_job) {
+                 size_t job;
+                 while (next_job(job)) {
+                   const int64_t c = static_cast<int64_t>(job);
+                   if (args.training) {
+                     double sum = 0;
+                     for (int64_t n = 0; n < l.batch; ++n) {
+                       for (int64_t s = 0; s < l.spatial; ++s) {
+                         sum += in[l.at(n, c, s)];
+                       }
+                     }
+                     mean[c] = sum / count;
+                     double var_sum = 0;
+                     for (int64_t n = 0; n < l.batch; ++n) {
+                       for (int64_t s = 0; s < l.spatial; ++s) {
+                         const double deviation = in[l.at(n, c, s)] - mean[c];
+                         var_sum += deviation * deviation;
+                       }
+                     }
+                     invstd[c] = 1 / std::sqrt(var_sum / count + args.eps);
+                     running_mean[c] = args.momentum * mean[c] +
+                                       (1 - args.momentum) * running_mean[c];
+                     running_var[c] = args.momentum * (var_sum / (count - 1)) +
+                                      (1 - args.momentum) * running_var[c];
+                   } else {
+                     mean[c] = running_mean[c];
+                     invstd[c] = 1 / std::sqrt(running_var[c] + args.eps);
+                   }
+                   for (int64_t n = 0; n < l.batch; ++n) {
+                     for (int64_t s = 0; s < l.spatial; ++s) {
+                       const size_t at = l.at(n, c, s);
+                       out[at] =
+                           (in[at] - mean[c]) * invstd[c] * weight[c] + bias[c];
+                     }
+                   }
+                 }
+               });
+  write_dense(*args.out, out);
+  write_if(args.save_mean, mean);
+  write_if(args.save_invstd, invstd);
   if (args.training) {
-    WriteIf(args.running_mean, running_mean);
-    WriteIf(args.running_var, running_var);
+    write_if(args.running_mean, running_mean);
+    write_if(args.running_var, running_var);
   }
 }
 
-Stream::Operation PrepareBatchNorm(const Device& device, const hal_arg* args,
-                                   uint32_t num_args) {
-  return [bn = CheckBatchNorm(device, args, num_args)] { RunBatchNorm(bn); };
+Stream::Operation prepare_batch_norm(const Device& device, const hal_arg* args,
+                                     uint32_t num_args) {
+  return
+      [bn = check_batch_norm(device, args, num_args)] { run_batch_norm(bn); };
 }
 
-void RunBatchNormBackward(const BatchNormBackwardArgs& args) {
+void run_batch_norm_backward(const BatchNormBackwardArgs& args) {
   const ChannelLayout& l = args.layout;
-  const std::vector<double> in = ReadDense(args.in);
-  const std::vector<double> grad_out = ReadDense(args.grad_out);
-  const std::vector<double> weight = ReadOr(args.weight, l.channels, 1);
+  const std::vector<double> in = read_dense(args.in);
+  const std::vector<double> grad_out = read_dense(args.grad_out);
+  const std::vector<double> weight = read_or(args.weight, l.channels, 1);
   std::vector<double> mean, invstd;
   if (args.training) {
-    mean = ReadDense(*args.save_mean);
-    invstd = ReadDense(*args.save_invstd);
+    mean = read_dense(*args.save_mean);
+    invstd = read_dense(*args.save_invstd);
   } else {
-    mean = ReadDense(*args.running_mean);
-    invstd = ReadDense(*args.running_var);
+    mean = read_dense(*args.running_mean);
+    invstd = read_dense(*args.running_var);
     for (double& value : invstd) {
       value = 1 / std::sqrt(value + args.eps);
     }
@@ -114,56 +121,56 @@ void RunBatchNormBackward(const BatchNormBackwardArgs& args) {
   std::vector<double> grad_in(args.grad_in ? in.size() : 0);
   std::vector<double> grad_weight(static_cast<size_t>(l.channels));
   std::vector<double> grad_bias(static_cast<size_t>(l.channels));
-  const double count = static_cast<double>(l.Count());
-  RunParallel(static_cast<size_t>(l.channels), 10.0 * in.size(),
-              [&](const auto& next_job) {
-                size_t job;
-                while (next_job(job)) {
-                  const int64_t c = static_cast<int64_t>(job);
-                  double sum = 0, dot = 0;
-                  for (int64_t n = 0; n < l.batch; ++n) {
-                    for (int64_t s = 0; s < l.spatial; ++s) {
-                      const size_t at = l.At(n, c, s);
-                      sum += grad_out[at];
-                      dot += (in[at] - mean[c]) * grad_out[at];
-                    }
-                  }
-                  grad_weight[c] = dot * invstd[c];
-                  grad_bias[c] = sum;
-                  if (grad_in.empty()) {
-                    continue;
-                  }
-                  const double k = dot * invstd[c] * invstd[c] / count;
-                  const double grad_mean = sum / count;
-                  for (int64_t n = 0; n < l.batch; ++n) {
-                    for (int64_t s = 0; s < l.spatial; ++s) {
-                      const size_t at = l.At(n, c, s);
-                      grad_in[at] = args.training
-                                        ? (grad_out[at] - grad_mean -
-                                           (in[at] - mean[c]) * k) *
-                                              invstd[c] * weight[c]
-                                        : grad_out[at] * invstd[c] * weight[c];
-                    }
-                  }
-                }
-              });
-  WriteIf(args.grad_in, grad_in);
-  WriteIf(args.grad_weight, grad_weight);
-  WriteIf(args.grad_bias, grad_bias);
+  const double count = static_cast<double>(l.count());
+  run_parallel(static_cast<size_t>(l.channels), 10.0 * in.size(),
+               [&](const auto& next_job) {
+                 size_t job;
+                 while (next_job(job)) {
+                   const int64_t c = static_cast<int64_t>(job);
+                   double sum = 0, dot = 0;
+                   for (int64_t n = 0; n < l.batch; ++n) {
+                     for (int64_t s = 0; s < l.spatial; ++s) {
+                       const size_t at = l.at(n, c, s);
+                       sum += grad_out[at];
+                       dot += (in[at] - mean[c]) * grad_out[at];
+                     }
+                   }
+                   grad_weight[c] = dot * invstd[c];
+                   grad_bias[c] = sum;
+                   if (grad_in.empty()) {
+                     continue;
+                   }
+                   const double k = dot * invstd[c] * invstd[c] / count;
+                   const double grad_mean = sum / count;
+                   for (int64_t n = 0; n < l.batch; ++n) {
+                     for (int64_t s = 0; s < l.spatial; ++s) {
+                       const size_t at = l.at(n, c, s);
+                       grad_in[at] = args.training
+                                         ? (grad_out[at] - grad_mean -
+                                            (in[at] - mean[c]) * k) *
+                                               invstd[c] * weight[c]
+                                         : grad_out[at] * invstd[c] * weight[c];
+                     }
+                   }
+                 }
+               });
+  write_if(args.grad_in, grad_in);
+  write_if(args.grad_weight, grad_weight);
+  write_if(args.grad_bias, grad_bias);
 }
 
-Stream::Operation PrepareBatchNormBackward(const Device& device,
-                                           const hal_arg* args,
-                                           uint32_t num_args) {
-  return [bn = CheckBatchNormBackward(device, args, num_args)] {
-    RunBatchNormBackward(bn);
+Stream::Operation prepare_batch_norm_backward(const Device& device,
+                                              const hal_arg* args,
+                                              uint32_t num_args) {
+  return [bn = check_batch_norm_backward(device, args, num_args)] {
+    run_batch_norm_backward(bn);
   };
 }
 
 }  // namespace
 
-const KernelDef kBatchNormKernel{HAL_KERNEL_BATCH_NORM, PrepareBatchNorm};
+const KernelDef kBatchNormKernel{HAL_KERNEL_BATCH_NORM, prepare_batch_norm};
 const KernelDef kBatchNormBackwardKernel{HAL_KERNEL_BATCH_NORM_BACKWARD,
-                                         PrepareBatchNormBackward};
+                                         prepare_batch_norm_backward};
 
 }  // namespace cpu_ref

@@ -5,9 +5,18 @@
 // integers wrap; comparisons and logical ops write bool.
 #include <cmath>
 
-#include "kernels/elementwise.h"
+#include "kernels/elementwise.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::check_elementwise_input;
+using driver_kit::ElementwiseInput;
+using driver_kit::kAllDtypes;
+using driver_kit::kFloatDtypes;
+using driver_kit::kIntegerDtypes;
+using driver_kit::kNumericDtypes;
+using driver_kit::require_dtype;
+using driver_kit::require_integral_scalar;
 namespace {
 
 enum class Extra { kNone, kAlpha, kRoundingMode };
@@ -28,11 +37,11 @@ struct Add {
   static constexpr Extra kExtra = Extra::kAlpha;
   static constexpr bool kBoolOut = false;
   template <typename M>
-  static M Apply(M a, M b, const Param<M>& p) {
+  static M apply(M a, M b, const Param<M>& p) {
     if constexpr (kFloat<M>)
       return a + p.alpha * b;
     else
-      return WrapAdd(a, WrapMul(p.alpha, b));
+      return wrap_add(a, wrap_mul(p.alpha, b));
   }
 };
 struct Sub {
@@ -41,11 +50,11 @@ struct Sub {
   static constexpr Extra kExtra = Extra::kAlpha;
   static constexpr bool kBoolOut = false;
   template <typename M>
-  static M Apply(M a, M b, const Param<M>& p) {
+  static M apply(M a, M b, const Param<M>& p) {
     if constexpr (kFloat<M>)
       return a - p.alpha * b;
     else
-      return WrapSub(a, WrapMul(p.alpha, b));
+      return wrap_sub(a, wrap_mul(p.alpha, b));
   }
 };
 struct Mul {  // bool: logical and
@@ -54,18 +63,18 @@ struct Mul {  // bool: logical and
   static constexpr Extra kExtra = Extra::kNone;
   static constexpr bool kBoolOut = false;
   template <typename M>
-  static M Apply(M a, M b, const Param<M>&) {
+  static M apply(M a, M b, const Param<M>&) {
     if constexpr (kFloat<M>)
       return a * b;
     else
-      return WrapMul(a, b);
+      return wrap_mul(a, b);
   }
 };
 
 // Floor division of floats as torch computes it (through fmod, so that the
 // quotient is exact where a / b would round up to an integer).
 template <typename M>
-M FloorDivide(M a, M b) {
+M floor_divide(M a, M b) {
   if (b == 0) return a / b;
   const M mod = std::fmod(a, b);
   M div = (a - mod) / b;
@@ -82,15 +91,15 @@ struct Div {
   static constexpr Extra kExtra = Extra::kRoundingMode;
   static constexpr bool kBoolOut = false;
   template <typename M>
-  static M Apply(M a, M b, const Param<M>& p) {
+  static M apply(M a, M b, const Param<M>& p) {
     if constexpr (kFloat<M>) {
       if (p.rounding_mode == 1) return std::trunc(a / b);
-      if (p.rounding_mode == 2) return FloorDivide(a, b);
+      if (p.rounding_mode == 2) return floor_divide(a, b);
       return a / b;
     } else {
       if (b == 0) return 0;
-      if (b == -1) return WrapSub(0, a);  // INT64_MIN / -1 wraps
-      const M quotient = a / b;           // truncates
+      if (b == -1) return wrap_sub(0, a);  // INT64_MIN / -1 wraps
+      const M quotient = a / b;            // truncates
       if (p.rounding_mode == 2 && a % b != 0 && ((a < 0) != (b < 0))) {
         return quotient - 1;
       }
@@ -104,7 +113,7 @@ struct Pow {
   static constexpr Extra kExtra = Extra::kNone;
   static constexpr bool kBoolOut = false;
   template <typename M>
-  static M Apply(M a, M b, const Param<M>&) {
+  static M apply(M a, M b, const Param<M>&) {
     if constexpr (kFloat<M>)
       return std::pow(a, b);
     else
@@ -118,7 +127,7 @@ struct Maximum {
   static constexpr Extra kExtra = Extra::kNone;
   static constexpr bool kBoolOut = false;
   template <typename M>
-  static M Apply(M a, M b, const Param<M>&) {
+  static M apply(M a, M b, const Param<M>&) {
     if (a != a) return a;
     if (b != b) return b;
     return a > b ? a : b;
@@ -130,7 +139,7 @@ struct Minimum {
   static constexpr Extra kExtra = Extra::kNone;
   static constexpr bool kBoolOut = false;
   template <typename M>
-  static M Apply(M a, M b, const Param<M>&) {
+  static M apply(M a, M b, const Param<M>&) {
     if (a != a) return a;
     if (b != b) return b;
     return a < b ? a : b;
@@ -144,7 +153,7 @@ struct Minimum {
     static constexpr Extra kExtra = Extra::kNone;   \
     static constexpr bool kBoolOut = true;          \
     template <typename M>                           \
-    static bool Apply(M a, M b, const Param<M>&) {  \
+    static bool apply(M a, M b, const Param<M>&) {  \
       return expr;                                  \
     }                                               \
   }
@@ -169,7 +178,7 @@ constexpr uint32_t kBitwiseDtypes =
     static constexpr Extra kExtra = Extra::kNone;       \
     static constexpr bool kBoolOut = false;             \
     template <typename M>                               \
-    static M Apply(M a, M b, const Param<M>&) {         \
+    static M apply(M a, M b, const Param<M>&) {         \
       if constexpr (kFloat<M>)                          \
         return a;                                       \
       else                                              \
@@ -184,53 +193,53 @@ CPU_REF_BITWISE(BitwiseXor, "bitwise_xor", ^);
 // op(out, a, b: tensor|scalar[, alpha | rounding_mode]). The primary dtype
 // is out's, or a's for the bool-valued ops.
 template <typename Op>
-Stream::Operation PrepareBinary(const Device& device, const hal_arg* args,
-                                uint32_t num_args) {
+Stream::Operation prepare_binary(const Device& device, const hal_arg* args,
+                                 uint32_t num_args) {
   ArgChecker check(Op::kName, device, args, num_args,
                    Op::kExtra == Extra::kNone ? 3 : 4);
-  const TensorArg out = check.Tensor(0, "out");
+  const TensorArg out = check.tensor(0, "out");
   int32_t dtype = out.dtype();
   if constexpr (Op::kBoolOut) {
-    if (out.dtype() != HAL_DTYPE_BOOL) check.Unsupported(out, "out", "bool");
-    const TensorArg a = check.Tensor(1, "a");
-    RequireDtype(check, a, "a", Op::kDtypes);
+    if (out.dtype() != HAL_DTYPE_BOOL) check.unsupported(out, "out", "bool");
+    const TensorArg a = check.tensor(1, "a");
+    require_dtype(check, a, "a", Op::kDtypes);
     dtype = a.dtype();
   } else {
-    RequireDtype(check, out, "out", Op::kDtypes);
+    require_dtype(check, out, "out", Op::kDtypes);
   }
   const std::array<ElementwiseInput, 2> inputs = {
-      CheckElementwiseInput(check, 1, "a", out, dtype, false),
-      CheckElementwiseInput(check, 2, "b", out, dtype, true)};
+      check_elementwise_input(check, 1, "a", out, dtype, false),
+      check_elementwise_input(check, 2, "b", out, dtype, true)};
   ScalarArg alpha;
   int64_t rounding_mode = 0;
   if constexpr (Op::kExtra == Extra::kAlpha) {
-    alpha = check.Scalar(3, "alpha");
-    RequireIntegralScalar(check, alpha, "alpha", dtype);
+    alpha = check.scalar(3, "alpha");
+    require_integral_scalar(check, alpha, "alpha", dtype);
   } else if constexpr (Op::kExtra == Extra::kRoundingMode) {
-    rounding_mode = check.Int(3, "rounding_mode");
+    rounding_mode = check.int_value(3, "rounding_mode");
     if (rounding_mode < 0 || rounding_mode > 2) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "{}: rounding_mode is {}; 0 (none), 1 (trunc) and 2 (floor) are "
            "defined",
            Op::kName, rounding_mode);
     }
-    if (rounding_mode == 0 && !IsFloatingDtype(dtype)) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+    if (rounding_mode == 0 && !is_floating_dtype(dtype)) {
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "{}: integer division needs rounding_mode 1 (trunc) or 2 (floor)",
            Op::kName);
     }
   }
   return [out, inputs, dtype, alpha, rounding_mode] {
-    VisitDtype(dtype, [&](auto tag) {
+    visit_dtype(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (InMask<T>(Op::kDtypes)) {
+      if constexpr (in_mask<T>(Op::kDtypes)) {
         using M = Math<T>;
         using Out = std::conditional_t<Op::kBoolOut, Bool8, T>;
         Param<M> param;
-        if constexpr (Op::kExtra == Extra::kAlpha) param.alpha = alpha.As<M>();
+        if constexpr (Op::kExtra == Extra::kAlpha) param.alpha = alpha.as<M>();
         param.rounding_mode = rounding_mode;
-        MapElements<Out, M, T, T>(out, inputs, 2, [param](M a, M b) {
-          return Op::Apply(a, b, param);
+        map_elements<Out, M, T, T>(out, inputs, 2, [param](M a, M b) {
+          return Op::apply(a, b, param);
         });
       }
     });
@@ -238,7 +247,7 @@ Stream::Operation PrepareBinary(const Device& device, const hal_arg* args,
 }
 
 #define CPU_REF_BINARY_DEF(Op) \
-  const KernelDef k##Op { Op::kName, PrepareBinary<Op> }
+  const KernelDef k##Op { Op::kName, prepare_binary<Op> }
 CPU_REF_BINARY_DEF(Add);
 CPU_REF_BINARY_DEF(Sub);
 CPU_REF_BINARY_DEF(Mul);
@@ -262,7 +271,7 @@ CPU_REF_BINARY_DEF(BitwiseXor);
 
 }  // namespace
 
-KernelList BinaryKernels() {
+KernelList binary_kernels() {
   static const KernelDef* const kKernels[] = {
       &kAdd,        &kSub,        &kMul,       &kDiv,        &kPow,
       &kMaximum,    &kMinimum,    &kEq,        &kNe,         &kLt,

@@ -1,16 +1,16 @@
 // The elementwise family's kernel list (its argument checks are the kit's,
-// kit/elementwise_checks.h).
-#include "kernels/elementwise.h"
+// kit/elementwise_checks.hpp).
+#include "kernels/elementwise.hpp"
 
 #include <vector>
 
 namespace cpu_ref {
 
-KernelList ElementwiseKernels() {
+KernelList elementwise_kernels() {
   static const std::vector<const KernelDef*> kKernels = [] {
     std::vector<const KernelDef*> kernels = {&kFillKernel, &kCopyKernel};
     for (KernelList part :
-         {UnaryKernels(), BinaryKernels(), TernaryKernels()}) {
+         {unary_kernels(), binary_kernels(), ternary_kernels()}) {
       kernels.insert(kernels.end(), part.begin(), part.end());
     }
     return kernels;

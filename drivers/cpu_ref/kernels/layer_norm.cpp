@@ -16,14 +16,18 @@
 #include <optional>
 #include <vector>
 
-#include "common.h"
+#include "common.hpp"
 #include "hal/standard_kernels.h"
-#include "kernels/args.h"
-#include "kernels/nn.h"
-#include "kernels/parallel.h"
-#include "kit/nn_checks.h"
+#include "kernels/args.hpp"
+#include "kernels/nn.hpp"
+#include "kernels/parallel.hpp"
+#include "kit/nn_checks.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::check_like;
+using driver_kit::check_norm_shapes;
+using driver_kit::NormShapes;
 namespace {
 
 // A tensor seen as rows: `bases` holds the first element of each row (in
@@ -34,9 +38,9 @@ struct Rows {
   StridedOperand inner_operand;  // strides of the trailing dims; base unset
 };
 
-Rows SplitRows(const TensorArg& tensor, int inner_rank) {
+Rows split_rows(const TensorArg& tensor, int inner_rank) {
   const Shape shape = tensor.shape();
-  const StridedOperand operand = Operand(tensor);
+  const StridedOperand operand = strided_operand(tensor);
   const int outer_rank = shape.rank - inner_rank;
   Rows rows;
   Shape outer;
@@ -50,34 +54,35 @@ Rows SplitRows(const TensorArg& tensor, int inner_rank) {
     }
   }
   rows.inner.rank = inner_rank;
-  rows.bases.reserve(outer.NumElements());
-  ForEachElement<1>(outer, {operand},
-                    [&](ElementPointers<1> p) { rows.bases.push_back(p[0]); });
+  rows.bases.reserve(outer.num_elements());
+  for_each_element<1>(outer, {operand}, [&](ElementPointers<1> p) {
+    rows.bases.push_back(p[0]);
+  });
   return rows;
 }
 
 template <typename T>
-void LoadRow(const Rows& rows, size_t row, double* values) {
+void load_row(const Rows& rows, size_t row, double* values) {
   StridedOperand operand = rows.inner_operand;
   operand.base = rows.bases[row];
-  ForEachElement<1>(rows.inner, {operand}, [&](ElementPointers<1> p) {
-    *values++ = static_cast<double>(Widen(Load<T>(p[0])));
+  for_each_element<1>(rows.inner, {operand}, [&](ElementPointers<1> p) {
+    *values++ = static_cast<double>(widen(load<T>(p[0])));
   });
 }
 
 template <typename T>
-void StoreRow(const Rows& rows, size_t row, const T* values) {
+void store_row(const Rows& rows, size_t row, const T* values) {
   StridedOperand operand = rows.inner_operand;
   operand.base = rows.bases[row];
-  ForEachElement<1>(rows.inner, {operand},
-                    [&](ElementPointers<1> p) { Store(p[0], *values++); });
+  for_each_element<1>(rows.inner, {operand},
+                      [&](ElementPointers<1> p) { store(p[0], *values++); });
 }
 
 template <typename T>
-std::vector<double> LoadAll(const TensorArg& tensor) {
+std::vector<double> load_all(const TensorArg& tensor) {
   std::vector<double> values(tensor.num_elements);
   if (!values.empty()) {
-    LoadRow<T>(SplitRows(tensor, tensor.rank()), 0, values.data());
+    load_row<T>(split_rows(tensor, tensor.rank()), 0, values.data());
   }
   return values;
 }
@@ -90,88 +95,88 @@ struct LayerNormPlan {
 };
 
 template <typename T>
-void RunLayerNorm(const LayerNormPlan& plan) {
+void run_layer_norm(const LayerNormPlan& plan) {
   const int k = plan.shapes.normalized_ndim;
   const size_t rows = plan.shapes.rows;
   const size_t n = plan.shapes.row_size;
-  const Rows in = SplitRows(plan.in, k);
+  const Rows in = split_rows(plan.in, k);
   const std::vector<double> weight =
-      plan.weight ? LoadAll<T>(*plan.weight) : std::vector<double>();
+      plan.weight ? load_all<T>(*plan.weight) : std::vector<double>();
   const std::vector<double> bias =
-      plan.bias ? LoadAll<T>(*plan.bias) : std::vector<double>();
+      plan.bias ? load_all<T>(*plan.bias) : std::vector<double>();
   std::vector<T> out(rows * n), mean(rows), rstd(rows);
-  RunParallel(rows, 8.0 * static_cast<double>(rows * n),
-              [&](const std::function<bool(size_t&)>& next_job) {
-                std::vector<double> x(n);
-                size_t row;
-                while (next_job(row)) {
-                  LoadRow<T>(in, row, x.data());
-                  double sum = 0;
-                  for (double v : x) {
-                    sum += v;
-                  }
-                  // torch reports mean 0 (and rstd NaN) for empty rows.
-                  const double mu = n == 0 ? 0.0 : sum / n;
-                  double squares = 0;
-                  for (double v : x) {
-                    squares += (v - mu) * (v - mu);
-                  }
-                  const double r = 1.0 / std::sqrt(squares / n + plan.eps);
-                  for (size_t i = 0; i < n; ++i) {
-                    double y = (x[i] - mu) * r;
-                    if (!weight.empty()) {
-                      y *= weight[i];
-                    }
-                    if (!bias.empty()) {
-                      y += bias[i];
-                    }
-                    out[row * n + i] = ConvertTo<T>(y);
-                  }
-                  mean[row] = ConvertTo<T>(mu);
-                  rstd[row] = ConvertTo<T>(r);
-                }
-              });
-  const Rows out_rows = SplitRows(plan.out, k);
-  const Rows mean_rows = SplitRows(plan.mean, k);
-  const Rows rstd_rows = SplitRows(plan.rstd, k);
+  run_parallel(rows, 8.0 * static_cast<double>(rows * n),
+               [&](const std::function<bool(size_t&)>& next_job) {
+                 std::vector<double> x(n);
+                 size_t row;
+                 while (next_job(row)) {
+                   load_row<T>(in, row, x.data());
+                   double sum = 0;
+                   for (double v : x) {
+                     sum += v;
+                   }
+                   // torch reports mean 0 (and rstd NaN) for empty rows.
+                   const double mu = n == 0 ? 0.0 : sum / n;
+                   double squares = 0;
+                   for (double v : x) {
+                     squares += (v - mu) * (v - mu);
+                   }
+                   const double r = 1.0 / std::sqrt(squares / n + plan.eps);
+                   for (size_t i = 0; i < n; ++i) {
+                     double y = (x[i] - mu) * r;
+                     if (!weight.empty()) {
+                       y *= weight[i];
+                     }
+                     if (!bias.empty()) {
+                       y += bias[i];
+                     }
+                     out[row * n + i] = convert_to<T>(y);
+                   }
+                   mean[row] = convert_to<T>(mu);
+                   rstd[row] = convert_to<T>(r);
+                 }
+               });
+  const Rows out_rows = split_rows(plan.out, k);
+  const Rows mean_rows = split_rows(plan.mean, k);
+  const Rows rstd_rows = split_rows(plan.rstd, k);
   for (size_t row = 0; row < rows; ++row) {
-    StoreRow<T>(out_rows, row, out.data() + row * n);
-    StoreRow<T>(mean_rows, row, &mean[row]);
-    StoreRow<T>(rstd_rows, row, &rstd[row]);
+    store_row<T>(out_rows, row, out.data() + row * n);
+    store_row<T>(mean_rows, row, &mean[row]);
+    store_row<T>(rstd_rows, row, &rstd[row]);
   }
 }
 
-Stream::Operation PrepareLayerNorm(const Device& device, const hal_arg* args,
-                                   uint32_t num_args) {
+Stream::Operation prepare_layer_norm(const Device& device, const hal_arg* args,
+                                     uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_LAYER_NORM, device, args, num_args, 8);
-  LayerNormPlan plan{check.Tensor(0, "out"),
-                     check.Tensor(1, "mean"),
-                     check.Tensor(2, "rstd"),
-                     check.Tensor(3, "in"),
-                     check.OptionalTensor(4, "weight"),
-                     check.OptionalTensor(5, "bias"),
+  LayerNormPlan plan{check.tensor(0, "out"),
+                     check.tensor(1, "mean"),
+                     check.tensor(2, "rstd"),
+                     check.tensor(3, "in"),
+                     check.optional_tensor(4, "weight"),
+                     check.optional_tensor(5, "bias"),
                      {},
-                     check.Float(7, "eps")};
+                     check.float_value(7, "eps")};
   plan.shapes =
-      CheckNormShapes(check, plan.in, check.Int(6, "normalized_ndim"));
-  CheckLike(check, plan.out, "out", plan.in, plan.in.shape(), "in's shape");
-  CheckLike(check, plan.mean, "mean", plan.in, plan.shapes.stats,
-            "in's shape with the normalized dims set to 1");
-  CheckLike(check, plan.rstd, "rstd", plan.in, plan.shapes.stats,
-            "in's shape with the normalized dims set to 1");
+      check_norm_shapes(check, plan.in, check.int_value(6, "normalized_ndim"));
+  check_like(check, plan.out, "out", plan.in, plan.in.shape(), "in's shape");
+  check_like(check, plan.mean, "mean", plan.in, plan.shapes.stats,
+             "in's shape with the normalized dims set to 1");
+  check_like(check, plan.rstd, "rstd", plan.in, plan.shapes.stats,
+             "in's shape with the normalized dims set to 1");
   if (plan.weight) {
-    CheckLike(check, *plan.weight, "weight", plan.in, plan.shapes.normalized,
-              "in's normalized dims");
+    check_like(check, *plan.weight, "weight", plan.in, plan.shapes.normalized,
+               "in's normalized dims");
   }
   if (plan.bias) {
-    CheckLike(check, *plan.bias, "bias", plan.in, plan.shapes.normalized,
-              "in's normalized dims");
+    check_like(check, *plan.bias, "bias", plan.in, plan.shapes.normalized,
+               "in's normalized dims");
   }
   return [plan] {
-    VisitDtype(plan.in.dtype(), [&](auto tag) {
+    visit_dtype(plan.in.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        RunLayerNorm<T>(plan);
+        run_layer_norm<T>(plan);
       }
     });
   };
@@ -189,33 +194,33 @@ struct LayerNormBackwardPlan {
 // is torch's a*g + b*x + c rearranged; grad_weight = Σ_rows grad_out * x̂ and
 // grad_bias = Σ_rows grad_out.
 template <typename T>
-void RunLayerNormBackward(const LayerNormBackwardPlan& plan) {
+void run_layer_norm_backward(const LayerNormBackwardPlan& plan) {
   const int k = plan.shapes.normalized_ndim;
   const size_t rows = plan.shapes.rows;
   const size_t n = plan.shapes.row_size;
-  const Rows grad_out = SplitRows(plan.grad_out, k);
-  const Rows in = SplitRows(plan.in, k);
-  const Rows mean = SplitRows(plan.mean, k);
-  const Rows rstd = SplitRows(plan.rstd, k);
+  const Rows grad_out = split_rows(plan.grad_out, k);
+  const Rows in = split_rows(plan.in, k);
+  const Rows mean = split_rows(plan.mean, k);
+  const Rows rstd = split_rows(plan.rstd, k);
   const std::vector<double> weight =
-      plan.weight ? LoadAll<T>(*plan.weight) : std::vector<double>();
+      plan.weight ? load_all<T>(*plan.weight) : std::vector<double>();
   const bool need_params = plan.grad_weight || plan.grad_bias;
   std::vector<T> grad_in(plan.grad_in ? rows * n : 0);
   // Per row: x̂ (for grad_weight) and grad_out, kept so the parameter
   // gradients can be summed in row order afterwards.
   std::vector<double> x_hat(need_params ? rows * n : 0);
   std::vector<double> dy(need_params ? rows * n : 0);
-  RunParallel(
+  run_parallel(
       rows, 12.0 * static_cast<double>(rows * n),
       [&](const std::function<bool(size_t&)>& next_job) {
         std::vector<double> x(n), g(n), row_dy(n);
         size_t row;
         while (next_job(row)) {
           double mu, r;
-          LoadRow<T>(in, row, x.data());
-          LoadRow<T>(grad_out, row, row_dy.data());
-          LoadRow<T>(mean, row, &mu);
-          LoadRow<T>(rstd, row, &r);
+          load_row<T>(in, row, x.data());
+          load_row<T>(grad_out, row, row_dy.data());
+          load_row<T>(mean, row, &mu);
+          load_row<T>(rstd, row, &r);
           double sum_g = 0, sum_g_x_hat = 0;
           for (size_t i = 0; i < n; ++i) {
             x[i] = (x[i] - mu) * r;
@@ -228,7 +233,7 @@ void RunLayerNormBackward(const LayerNormBackwardPlan& plan) {
             const double mean_g_x_hat = sum_g_x_hat / n;
             for (size_t i = 0; i < n; ++i) {
               grad_in[row * n + i] =
-                  ConvertTo<T>(r * (g[i] - mean_g - x[i] * mean_g_x_hat));
+                  convert_to<T>(r * (g[i] - mean_g - x[i] * mean_g_x_hat));
             }
           }
           if (need_params) {
@@ -238,9 +243,9 @@ void RunLayerNormBackward(const LayerNormBackwardPlan& plan) {
         }
       });
   if (plan.grad_in) {
-    const Rows grad_in_rows = SplitRows(*plan.grad_in, k);
+    const Rows grad_in_rows = split_rows(*plan.grad_in, k);
     for (size_t row = 0; row < rows; ++row) {
-      StoreRow<T>(grad_in_rows, row, grad_in.data() + row * n);
+      store_row<T>(grad_in_rows, row, grad_in.data() + row * n);
     }
   }
   if (need_params) {
@@ -255,9 +260,9 @@ void RunLayerNormBackward(const LayerNormBackwardPlan& plan) {
                            const std::vector<double>& sums) {
       std::vector<T> values(n);
       for (size_t i = 0; i < n; ++i) {
-        values[i] = ConvertTo<T>(sums[i]);
+        values[i] = convert_to<T>(sums[i]);
       }
-      StoreRow<T>(SplitRows(tensor, k), 0, values.data());
+      store_row<T>(split_rows(tensor, k), 0, values.data());
     };
     if (plan.grad_weight) {
       store(*plan.grad_weight, sum_dy_x_hat);
@@ -268,46 +273,46 @@ void RunLayerNormBackward(const LayerNormBackwardPlan& plan) {
   }
 }
 
-Stream::Operation PrepareLayerNormBackward(const Device& device,
-                                           const hal_arg* args,
-                                           uint32_t num_args) {
+Stream::Operation prepare_layer_norm_backward(const Device& device,
+                                              const hal_arg* args,
+                                              uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_LAYER_NORM_BACKWARD, device, args, num_args, 9);
-  LayerNormBackwardPlan plan{check.OptionalTensor(0, "grad_in"),
-                             check.OptionalTensor(1, "grad_weight"),
-                             check.OptionalTensor(2, "grad_bias"),
-                             check.Tensor(3, "grad_out"),
-                             check.Tensor(4, "in"),
-                             check.Tensor(5, "mean"),
-                             check.Tensor(6, "rstd"),
-                             check.OptionalTensor(7, "weight"),
+  LayerNormBackwardPlan plan{check.optional_tensor(0, "grad_in"),
+                             check.optional_tensor(1, "grad_weight"),
+                             check.optional_tensor(2, "grad_bias"),
+                             check.tensor(3, "grad_out"),
+                             check.tensor(4, "in"),
+                             check.tensor(5, "mean"),
+                             check.tensor(6, "rstd"),
+                             check.optional_tensor(7, "weight"),
                              {}};
   plan.shapes =
-      CheckNormShapes(check, plan.in, check.Int(8, "normalized_ndim"));
-  CheckLike(check, plan.grad_out, "grad_out", plan.in, plan.in.shape(),
-            "in's shape");
-  CheckLike(check, plan.mean, "mean", plan.in, plan.shapes.stats,
-            "in's shape with the normalized dims set to 1");
-  CheckLike(check, plan.rstd, "rstd", plan.in, plan.shapes.stats,
-            "in's shape with the normalized dims set to 1");
+      check_norm_shapes(check, plan.in, check.int_value(8, "normalized_ndim"));
+  check_like(check, plan.grad_out, "grad_out", plan.in, plan.in.shape(),
+             "in's shape");
+  check_like(check, plan.mean, "mean", plan.in, plan.shapes.stats,
+             "in's shape with the normalized dims set to 1");
+  check_like(check, plan.rstd, "rstd", plan.in, plan.shapes.stats,
+             "in's shape with the normalized dims set to 1");
   if (plan.grad_in) {
-    CheckLike(check, *plan.grad_in, "grad_in", plan.in, plan.in.shape(),
-              "in's shape");
+    check_like(check, *plan.grad_in, "grad_in", plan.in, plan.in.shape(),
+               "in's shape");
   }
   const auto check_param = [&](const std::optional<TensorArg>& tensor,
                                const char* name) {
     if (tensor) {
-      CheckLike(check, *tensor, name, plan.in, plan.shapes.normalized,
-                "in's normalized dims");
+      check_like(check, *tensor, name, plan.in, plan.shapes.normalized,
+                 "in's normalized dims");
     }
   };
   check_param(plan.grad_weight, "grad_weight");
   check_param(plan.grad_bias, "grad_bias");
   check_param(plan.weight, "weight");
   return [plan] {
-    VisitDtype(plan.in.dtype(), [&](auto tag) {
+    visit_dtype(plan.in.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        RunLayerNormBackward<T>(plan);
+        run_layer_norm_backward<T>(plan);
       }
     });
   };
@@ -315,8 +320,8 @@ Stream::Operation PrepareLayerNormBackward(const Device& device,
 
 }  // namespace
 
-const KernelDef kLayerNormKernel{HAL_KERNEL_LAYER_NORM, PrepareLayerNorm};
+const KernelDef kLayerNormKernel{HAL_KERNEL_LAYER_NORM, prepare_layer_norm};
 const KernelDef kLayerNormBackwardKernel{HAL_KERNEL_LAYER_NORM_BACKWARD,
-                                         PrepareLayerNormBackward};
+                                         prepare_layer_norm_backward};
 
 }  // namespace cpu_ref

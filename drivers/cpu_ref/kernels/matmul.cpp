@@ -18,12 +18,12 @@
 #include <optional>
 #include <vector>
 
-#include "common.h"
+#include "common.hpp"
 #include "hal/standard_kernels.h"
-#include "kernels/args.h"
-#include "kernels/kernel.h"
-#include "kernels/parallel.h"
-#include "kit/linalg_checks.h"
+#include "kernels/args.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/parallel.hpp"
+#include "kit/linalg_checks.hpp"
 
 namespace cpu_ref {
 namespace {
@@ -49,19 +49,19 @@ struct Matrix {
 };
 
 template <typename T, typename Acc>
-Acc LoadAcc(const Matrix& m, int64_t r, int64_t c) {
+Acc load_acc(const Matrix& m, int64_t r, int64_t c) {
   return static_cast<Acc>(
-      Widen(Load<T>(m.base + r * m.row_stride + c * m.col_stride)));
+      widen(load<T>(m.base + r * m.row_stride + c * m.col_stride)));
 }
 
 // Packs a[rows, depth] as consecutive kMr-row slivers, each k-major.
 template <typename T, typename Acc>
-void PackA(const Matrix& a, int64_t row0, int64_t rows, int64_t k0,
-           int64_t depth, Acc* packed) {
+void pack_a(const Matrix& a, int64_t row0, int64_t rows, int64_t k0,
+            int64_t depth, Acc* packed) {
   for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
     for (int64_t k = 0; k < depth; ++k) {
       for (int64_t r = r0; r < r0 + kMr; ++r) {
-        *packed++ = r < rows ? LoadAcc<T, Acc>(a, row0 + r, k0 + k) : Acc{0};
+        *packed++ = r < rows ? load_acc<T, Acc>(a, row0 + r, k0 + k) : Acc{0};
       }
     }
   }
@@ -69,12 +69,12 @@ void PackA(const Matrix& a, int64_t row0, int64_t rows, int64_t k0,
 
 // Packs b[depth, cols] as consecutive kNr-column slivers, each k-major.
 template <typename T, typename Acc>
-void PackB(const Matrix& b, int64_t k0, int64_t depth, int64_t col0,
-           int64_t cols, Acc* packed) {
+void pack_b(const Matrix& b, int64_t k0, int64_t depth, int64_t col0,
+            int64_t cols, Acc* packed) {
   for (int64_t c0 = 0; c0 < cols; c0 += kNr) {
     for (int64_t k = 0; k < depth; ++k) {
       for (int64_t c = c0; c < c0 + kNr; ++c) {
-        *packed++ = c < cols ? LoadAcc<T, Acc>(b, k0 + k, col0 + c) : Acc{0};
+        *packed++ = c < cols ? load_acc<T, Acc>(b, k0 + k, col0 + c) : Acc{0};
       }
     }
   }
@@ -82,8 +82,8 @@ void PackB(const Matrix& b, int64_t k0, int64_t depth, int64_t col0,
 
 // tile[kMr x kNr block, row stride ldc] += a_sliver * b_sliver over `depth`.
 template <typename Acc>
-void MicroKernel(const Acc* __restrict a, const Acc* __restrict b,
-                 int64_t depth, Acc* __restrict tile, int64_t ldc) {
+void micro_kernel(const Acc* __restrict a, const Acc* __restrict b,
+                  int64_t depth, Acc* __restrict tile, int64_t ldc) {
   Acc acc[kMr][kNr];
   for (int64_t r = 0; r < kMr; ++r) {
     for (int64_t c = 0; c < kNr; ++c) {
@@ -121,21 +121,22 @@ struct MatmulGeometry {
   double alpha, beta;
 };
 
-int64_t RoundUp(int64_t value, int64_t multiple) {
+int64_t round_up(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
 // Packed panels and the output tile of one thread, sized for this launch's
 // blocks rather than the largest ones: a small matmul (an MLP layer) would
 // otherwise spend longer allocating and clearing 384 KiB than multiplying.
-// The panels are fully written by PackA/PackB, so they are not cleared.
+// The panels are fully written by pack_a/pack_b, so they are not cleared.
 template <typename Acc>
 struct MatmulScratch {
   explicit MatmulScratch(const MatmulGeometry& g)
-      : tile_cols(RoundUp(std::min(kNc, g.n), kNr)),
-        a_panel(new Acc[RoundUp(std::min(kMc, g.m), kMr) * std::min(kKc, g.k)]),
+      : tile_cols(round_up(std::min(kNc, g.n), kNr)),
+        a_panel(
+            new Acc[round_up(std::min(kMc, g.m), kMr) * std::min(kKc, g.k)]),
         b_panel(new Acc[std::min(kKc, g.k) * tile_cols]),
-        tile(RoundUp(std::min(kMc, g.m), kMr) * tile_cols) {}
+        tile(round_up(std::min(kMc, g.m), kMr) * tile_cols) {}
 
   const int64_t tile_cols;  // the tile's row stride
   std::unique_ptr<Acc[]> a_panel, b_panel;
@@ -144,8 +145,8 @@ struct MatmulScratch {
 
 // Computes rows [i0, i0 + kMc) of one batch's output.
 template <typename T, typename Acc>
-void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g,
-                 MatmulScratch<Acc>& s) {
+void run_row_block(const MatmulJob& job, const MatmulGeometry& g,
+                   MatmulScratch<Acc>& s) {
   const Matrix a{job.a, g.a_row, g.a_col};
   const Matrix b{job.b, g.b_row, g.b_col};
   const int64_t rows = std::min(kMc, g.m - job.i0);
@@ -154,12 +155,12 @@ void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g,
     std::fill(s.tile.begin(), s.tile.end(), Acc{0});
     for (int64_t k0 = 0; k0 < g.k; k0 += kKc) {
       const int64_t depth = std::min(kKc, g.k - k0);
-      PackA<T, Acc>(a, job.i0, rows, k0, depth, s.a_panel.get());
-      PackB<T, Acc>(b, k0, depth, j0, cols, s.b_panel.get());
+      pack_a<T, Acc>(a, job.i0, rows, k0, depth, s.a_panel.get());
+      pack_b<T, Acc>(b, k0, depth, j0, cols, s.b_panel.get());
       for (int64_t r = 0; r < rows; r += kMr) {
         for (int64_t c = 0; c < cols; c += kNr) {
-          MicroKernel(s.a_panel.get() + r * depth, s.b_panel.get() + c * depth,
-                      depth, s.tile.data() + r * s.tile_cols + c, s.tile_cols);
+          micro_kernel(s.a_panel.get() + r * depth, s.b_panel.get() + c * depth,
+                       depth, s.tile.data() + r * s.tile_cols + c, s.tile_cols);
         }
       }
     }
@@ -171,16 +172,16 @@ void RunRowBlock(const MatmulJob& job, const MatmulGeometry& g,
         Acc value = alpha * s.tile[r * s.tile_cols + c];
         if (job.c != nullptr) {
           const Matrix bias{job.c, g.c_row, g.c_col};
-          value += beta * LoadAcc<T, Acc>(bias, job.i0 + r, j0 + c);
+          value += beta * load_acc<T, Acc>(bias, job.i0 + r, j0 + c);
         }
-        Store(row + c * g.out_col, ConvertTo<T>(value));
+        store(row + c * g.out_col, convert_to<T>(value));
       }
     }
   }
 }
 
 template <typename T>
-void RunMatmul(const MatmulArgs& args) {
+void run_matmul(const MatmulArgs& args) {
   const hal_tensor& out_t = args.out.tensor;
   const int rank = out_t.rank;
   const int64_t m = out_t.sizes[rank - 2];
@@ -203,12 +204,12 @@ void RunMatmul(const MatmulArgs& args) {
       std::equal(out.tensor.strides, out.tensor.strides + rank,
                  args.c->tensor.strides);
   std::unique_ptr<T[]> staged;
-  if (out.Overlaps(args.a) || out.Overlaps(args.b) ||
-      (args.c && out.Overlaps(*args.c) && !exact_alias_of_c) ||
-      !out.HasDistinctElements()) {
+  if (out.overlaps(args.a) || out.overlaps(args.b) ||
+      (args.c && out.overlaps(*args.c) && !exact_alias_of_c) ||
+      !out.has_distinct_elements()) {
     staged = std::make_unique<T[]>(out.num_elements);
     out.tensor.data = reinterpret_cast<hal_devptr>(staged.get());
-    const StridedOperand dense = ContiguousOperand(nullptr, out.shape(), 1);
+    const StridedOperand dense = contiguous_operand(nullptr, out.shape(), 1);
     for (int d = 0; d < rank; ++d) {
       out.tensor.strides[d] = dense.byte_strides[d];
     }
@@ -217,14 +218,14 @@ void RunMatmul(const MatmulArgs& args) {
   Shape batch;
   batch.rank = rank - 2;
   std::copy_n(out_t.sizes, batch.rank, batch.sizes.begin());
-  const StridedOperand out_op = Operand(out);
-  const StridedOperand a_op = Operand(args.a);
-  const StridedOperand b_op = Operand(args.b);
-  const StridedOperand c_op = args.c ? Operand(*args.c) : out_op;
+  const StridedOperand out_op = strided_operand(out);
+  const StridedOperand a_op = strided_operand(args.a);
+  const StridedOperand b_op = strided_operand(args.b);
+  const StridedOperand c_op = args.c ? strided_operand(*args.c) : out_op;
 
   // One job per (batch, kMc row block): jobs write disjoint rows of `out`.
   std::vector<MatmulJob> jobs;
-  ForEachElement<4>(
+  for_each_element<4>(
       batch, {out_op, a_op, b_op, c_op}, [&](ElementPointers<4> p) {
         for (int64_t i0 = 0; i0 < m; i0 += kMc) {
           jobs.push_back({p[0], p[1], p[2], args.c ? p[3] : nullptr, i0});
@@ -245,61 +246,62 @@ void RunMatmul(const MatmulArgs& args) {
                                 args.beta};
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
                        static_cast<double>(k) *
-                       static_cast<double>(batch.NumElements());
-  RunParallel(jobs.size(), flops,
-              [&](const std::function<bool(size_t&)>& next_job) {
-                MatmulScratch<Acc> scratch(geometry);
-                size_t job;
-                while (next_job(job)) {
-                  RunRowBlock<T>(jobs[job], geometry, scratch);
-                }
-              });
+                       static_cast<double>(batch.num_elements());
+  run_parallel(jobs.size(), flops,
+               [&](const std::function<bool(size_t&)>& next_job) {
+                 MatmulScratch<Acc> scratch(geometry);
+                 size_t job;
+                 while (next_job(job)) {
+                   run_row_block<T>(jobs[job], geometry, scratch);
+                 }
+               });
   if (staged) {
-    ForEachElement<2>(out.shape(), {Operand(args.out), Operand(out)},
-                      [](ElementPointers<2> q) { Store(q[0], Load<T>(q[1])); });
+    for_each_element<2>(
+        out.shape(), {strided_operand(args.out), strided_operand(out)},
+        [](ElementPointers<2> q) { store(q[0], load<T>(q[1])); });
   }
 }
 
-Stream::Operation Enqueue(const MatmulArgs& t) {
+Stream::Operation enqueue(const MatmulArgs& t) {
   return [t] {
-    VisitDtype(t.out.dtype(), [&](auto tag) {
+    visit_dtype(t.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        RunMatmul<T>(t);
+        run_matmul<T>(t);
       }
     });
   };
 }
 
-Stream::Operation PrepareMatmul(const Device& device, const hal_arg* args,
-                                uint32_t num_args) {
+Stream::Operation prepare_matmul(const Device& device, const hal_arg* args,
+                                 uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_MATMUL, device, args, num_args, 3);
-  MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
-               check.Tensor(2, "b"), std::nullopt};
-  driver_kit::CheckMatmul(check, t.out, t.a, t.b, nullptr);
-  return Enqueue(t);
+  MatmulArgs t{check.tensor(0, "out"), check.tensor(1, "a"),
+               check.tensor(2, "b"), std::nullopt};
+  driver_kit::check_matmul(check, t.out, t.a, t.b, nullptr);
+  return enqueue(t);
 }
 
-Stream::Operation PrepareAddmm(const Device& device, const hal_arg* args,
-                               uint32_t num_args) {
+Stream::Operation prepare_addmm(const Device& device, const hal_arg* args,
+                                uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADDMM, device, args, num_args, 6);
-  MatmulArgs t{check.Tensor(0, "out"), check.Tensor(2, "a"),
-               check.Tensor(3, "b"), check.Tensor(1, "c")};
-  t.beta = check.Scalar(4, "beta").As<double>();
-  t.alpha = check.Scalar(5, "alpha").As<double>();
-  driver_kit::CheckMatmul(check, t.out, t.a, t.b, &*t.c);
+  MatmulArgs t{check.tensor(0, "out"), check.tensor(2, "a"),
+               check.tensor(3, "b"), check.tensor(1, "c")};
+  t.beta = check.scalar(4, "beta").as<double>();
+  t.alpha = check.scalar(5, "alpha").as<double>();
+  driver_kit::check_matmul(check, t.out, t.a, t.b, &*t.c);
   if (t.beta == 0) {
     t.c.reset();  // c is not read at all: its NaNs stay out
   }
-  return Enqueue(t);
+  return enqueue(t);
 }
 
 }  // namespace
 
-const KernelDef kMatmulKernel{HAL_KERNEL_MATMUL, PrepareMatmul};
-const KernelDef kAddmmKernel{HAL_KERNEL_ADDMM, PrepareAddmm};
+const KernelDef kMatmulKernel{HAL_KERNEL_MATMUL, prepare_matmul};
+const KernelDef kAddmmKernel{HAL_KERNEL_ADDMM, prepare_addmm};
 
-KernelList LinalgKernels() {
+KernelList linalg_kernels() {
   static const KernelDef* const kKernels[] = {&kMatmulKernel, &kAddmmKernel};
   return kKernels;
 }

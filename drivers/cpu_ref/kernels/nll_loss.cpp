@@ -12,17 +12,22 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
+#include "common.hpp"
 #include "hal/standard_kernels.h"
-#include "kernels/args.h"
-#include "kernels/nn.h"
-#include "kit/nn_checks.h"
+#include "kernels/args.hpp"
+#include "kernels/nn.hpp"
+#include "kit/nn_checks.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::check_nll;
+using driver_kit::expect_nll_shape;
+using driver_kit::kNllMean;
+using driver_kit::NllArgs;
 namespace {
 
 // The class score of `sample` at `target_class` in nll.scores.
-char* Score(const NllArgs& nll, int64_t sample, int64_t target_class) {
+char* score(const NllArgs& nll, int64_t sample, int64_t target_class) {
   const hal_tensor& t = nll.scores.tensor;
   const int64_t offset =
       t.rank == 2 ? sample * t.strides[0] + target_class * t.strides[1]
@@ -31,16 +36,16 @@ char* Score(const NllArgs& nll, int64_t sample, int64_t target_class) {
 }
 
 // The targets, each checked against [0, C) unless it is ignore_index.
-std::vector<int64_t> LoadTargets(const NllArgs& nll, const char* kernel) {
+std::vector<int64_t> load_targets(const NllArgs& nll, const char* kernel) {
   std::vector<int64_t> targets;
   targets.reserve(nll.samples());
-  ForEachElement<1>(
-      nll.target.shape(), {Operand(nll.target)},
-      [&](ElementPointers<1> p) { targets.push_back(Load<int64_t>(p[0])); });
+  for_each_element<1>(
+      nll.target.shape(), {strided_operand(nll.target)},
+      [&](ElementPointers<1> p) { targets.push_back(load<int64_t>(p[0])); });
   for (size_t i = 0; i < targets.size(); ++i) {
     const int64_t t = targets[i];
     if (t != nll.ignore_index && (t < 0 || t >= nll.classes())) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "{}: target {} (sample {}) is out of bounds for {} classes", kernel,
            t, i, nll.classes());
     }
@@ -50,8 +55,8 @@ std::vector<int64_t> LoadTargets(const NllArgs& nll, const char* kernel) {
 
 // The weight of each sample's target class; 0 for ignored samples.
 template <typename T>
-std::vector<double> SampleWeights(const NllArgs& nll,
-                                  const std::vector<int64_t>& targets) {
+std::vector<double> sample_weights(const NllArgs& nll,
+                                   const std::vector<int64_t>& targets) {
   std::vector<double> weights(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     const int64_t t = targets[i];
@@ -60,7 +65,7 @@ std::vector<double> SampleWeights(const NllArgs& nll,
     } else if (nll.weight) {
       const hal_tensor& w = nll.weight->tensor;
       weights[i] = static_cast<double>(
-          Widen(Load<T>(reinterpret_cast<const char*>(w.data) +
+          widen(load<T>(reinterpret_cast<const char*>(w.data) +
                         t * w.strides[0] * nll.weight->element_size)));
     } else {
       weights[i] = 1;
@@ -70,11 +75,12 @@ std::vector<double> SampleWeights(const NllArgs& nll,
 }
 
 template <typename T>
-void StoreAll(const TensorArg& tensor, const std::vector<double>& values) {
+void store_all(const TensorArg& tensor, const std::vector<double>& values) {
   size_t next = 0;
-  ForEachElement<1>(
-      tensor.shape(), {Operand(tensor)},
-      [&](ElementPointers<1> p) { Store(p[0], ConvertTo<T>(values[next++])); });
+  for_each_element<1>(tensor.shape(), {strided_operand(tensor)},
+                      [&](ElementPointers<1> p) {
+                        store(p[0], convert_to<T>(values[next++]));
+                      });
 }
 
 struct NllLossPlan {
@@ -83,20 +89,20 @@ struct NllLossPlan {
 };
 
 template <typename T>
-void RunNllLoss(const NllLossPlan& plan) {
+void run_nll_loss(const NllLossPlan& plan) {
   const NllArgs& nll = plan.nll;
-  const std::vector<int64_t> targets = LoadTargets(nll, HAL_KERNEL_NLL_LOSS);
-  const std::vector<double> weights = SampleWeights<T>(nll, targets);
+  const std::vector<int64_t> targets = load_targets(nll, HAL_KERNEL_NLL_LOSS);
+  const std::vector<double> weights = sample_weights<T>(nll, targets);
   std::vector<double> losses(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i] != nll.ignore_index) {
       losses[i] = -weights[i] * static_cast<double>(
-                                    Widen(Load<T>(Score(nll, i, targets[i]))));
+                                    widen(load<T>(score(nll, i, targets[i]))));
     }
   }
   if (nll.per_sample()) {
-    StoreAll<T>(plan.out, losses);
-    StoreAll<T>(plan.total_weight, {0.0});
+    store_all<T>(plan.out, losses);
+    store_all<T>(plan.total_weight, {0.0});
     return;
   }
   double loss = 0, total_weight = 0;
@@ -105,27 +111,27 @@ void RunNllLoss(const NllLossPlan& plan) {
     total_weight += weights[i];
   }
   // Mean of nothing (all ignored) is 0 / 0 = NaN, as in torch.
-  StoreAll<T>(plan.out,
-              {nll.reduction == kNllMean ? loss / total_weight : loss});
-  StoreAll<T>(plan.total_weight, {total_weight});
+  store_all<T>(plan.out,
+               {nll.reduction == kNllMean ? loss / total_weight : loss});
+  store_all<T>(plan.total_weight, {total_weight});
 }
 
-Stream::Operation PrepareNllLoss(const Device& device, const hal_arg* args,
-                                 uint32_t num_args) {
+Stream::Operation prepare_nll_loss(const Device& device, const hal_arg* args,
+                                   uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_NLL_LOSS, device, args, num_args, 7);
-  NllLossPlan plan{check.Tensor(0, "out"), check.Tensor(1, "total_weight"),
-                   CheckNll(check, check.Tensor(2, "in"), "in", 3, 4, 5)};
-  check.SameDtype(plan.out, "out", plan.nll.scores, "in");
-  check.SameDtype(plan.total_weight, "total_weight", plan.nll.scores, "in");
-  ExpectNllShape(
+  NllLossPlan plan{check.tensor(0, "out"), check.tensor(1, "total_weight"),
+                   check_nll(check, check.tensor(2, "in"), "in", 3, 4, 5)};
+  check.same_dtype(plan.out, "out", plan.nll.scores, "in");
+  check.same_dtype(plan.total_weight, "total_weight", plan.nll.scores, "in");
+  expect_nll_shape(
       check, plan.out, "out",
       plan.nll.per_sample() ? std::optional(plan.nll.samples()) : std::nullopt);
-  ExpectNllShape(check, plan.total_weight, "total_weight", std::nullopt);
+  expect_nll_shape(check, plan.total_weight, "total_weight", std::nullopt);
   return [plan] {
-    VisitDtype(plan.out.dtype(), [&](auto tag) {
+    visit_dtype(plan.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        RunNllLoss<T>(plan);
+        run_nll_loss<T>(plan);
       }
     });
   };
@@ -140,22 +146,23 @@ struct NllLossBackwardPlan {
 // weight[t] * -(g / total_weight) for mean and weight[t] * -g otherwise
 // (g = grad_out, or grad_out[i] per sample).
 template <typename T>
-void RunNllLossBackward(const NllLossBackwardPlan& plan) {
+void run_nll_loss_backward(const NllLossBackwardPlan& plan) {
   const NllArgs& nll = plan.nll;
   const std::vector<int64_t> targets =
-      LoadTargets(nll, HAL_KERNEL_NLL_LOSS_BACKWARD);
-  const std::vector<double> weights = SampleWeights<T>(nll, targets);
+      load_targets(nll, HAL_KERNEL_NLL_LOSS_BACKWARD);
+  const std::vector<double> weights = sample_weights<T>(nll, targets);
   std::vector<double> grad_out;
-  ForEachElement<1>(
-      plan.grad_out.shape(), {Operand(plan.grad_out)},
+  for_each_element<1>(
+      plan.grad_out.shape(), {strided_operand(plan.grad_out)},
       [&](ElementPointers<1> p) {
-        grad_out.push_back(static_cast<double>(Widen(Load<T>(p[0]))));
+        grad_out.push_back(static_cast<double>(widen(load<T>(p[0]))));
       });
   double total_weight = 0;
-  ForEachElement<1>(plan.total_weight.shape(), {Operand(plan.total_weight)},
-                    [&](ElementPointers<1> p) {
-                      total_weight = static_cast<double>(Widen(Load<T>(p[0])));
-                    });
+  for_each_element<1>(
+      plan.total_weight.shape(), {strided_operand(plan.total_weight)},
+      [&](ElementPointers<1> p) {
+        total_weight = static_cast<double>(widen(load<T>(p[0])));
+      });
   std::vector<double> grads(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     const double g = grad_out[nll.per_sample() ? i : 0];
@@ -163,33 +170,33 @@ void RunNllLossBackward(const NllLossBackwardPlan& plan) {
   }
   // Zero everything, then place the target entries (the writes are staged
   // values, so grad_in may overlap the inputs).
-  StoreAll<T>(nll.scores, std::vector<double>(nll.scores.num_elements, 0.0));
+  store_all<T>(nll.scores, std::vector<double>(nll.scores.num_elements, 0.0));
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i] != nll.ignore_index) {
-      Store(Score(nll, i, targets[i]), ConvertTo<T>(grads[i]));
+      store(score(nll, i, targets[i]), convert_to<T>(grads[i]));
     }
   }
 }
 
-Stream::Operation PrepareNllLossBackward(const Device& device,
-                                         const hal_arg* args,
-                                         uint32_t num_args) {
+Stream::Operation prepare_nll_loss_backward(const Device& device,
+                                            const hal_arg* args,
+                                            uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_NLL_LOSS_BACKWARD, device, args, num_args, 7);
   NllLossBackwardPlan plan{
-      check.Tensor(1, "grad_out"), check.Tensor(4, "total_weight"),
-      CheckNll(check, check.Tensor(0, "grad_in"), "grad_in", 2, 3, 5)};
-  check.SameDtype(plan.grad_out, "grad_out", plan.nll.scores, "grad_in");
-  check.SameDtype(plan.total_weight, "total_weight", plan.nll.scores,
-                  "grad_in");
-  ExpectNllShape(
+      check.tensor(1, "grad_out"), check.tensor(4, "total_weight"),
+      check_nll(check, check.tensor(0, "grad_in"), "grad_in", 2, 3, 5)};
+  check.same_dtype(plan.grad_out, "grad_out", plan.nll.scores, "grad_in");
+  check.same_dtype(plan.total_weight, "total_weight", plan.nll.scores,
+                   "grad_in");
+  expect_nll_shape(
       check, plan.grad_out, "grad_out",
       plan.nll.per_sample() ? std::optional(plan.nll.samples()) : std::nullopt);
-  ExpectNllShape(check, plan.total_weight, "total_weight", std::nullopt);
+  expect_nll_shape(check, plan.total_weight, "total_weight", std::nullopt);
   return [plan] {
-    VisitDtype(plan.nll.scores.dtype(), [&](auto tag) {
+    visit_dtype(plan.nll.scores.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        RunNllLossBackward<T>(plan);
+        run_nll_loss_backward<T>(plan);
       }
     });
   };
@@ -197,8 +204,8 @@ Stream::Operation PrepareNllLossBackward(const Device& device,
 
 }  // namespace
 
-const KernelDef kNllLossKernel{HAL_KERNEL_NLL_LOSS, PrepareNllLoss};
+const KernelDef kNllLossKernel{HAL_KERNEL_NLL_LOSS, prepare_nll_loss};
 const KernelDef kNllLossBackwardKernel{HAL_KERNEL_NLL_LOSS_BACKWARD,
-                                       PrepareNllLossBackward};
+                                       prepare_nll_loss_backward};
 
 }  // namespace cpu_ref

@@ -1,9 +1,9 @@
 // The nn family's kernel list.
-#include "kernels/nn.h"
+#include "kernels/nn.hpp"
 
 namespace cpu_ref {
 
-KernelList NnKernels() {
+KernelList nn_kernels() {
   static const KernelDef* const kKernels[] = {
       &kLayerNormKernel, &kLayerNormBackwardKernel, &kNllLossKernel,
       &kNllLossBackwardKernel};

@@ -11,23 +11,30 @@
 // overlap any other argument.
 #include <cmath>
 
-#include "common.h"
+#include "common.hpp"
 #include "hal/standard_kernels.h"
-#include "kernels/args.h"
-#include "kernels/kernel.h"
-#include "kit/optim_checks.h"
+#include "kernels/args.hpp"
+#include "kernels/kernel.hpp"
+#include "kit/optim_checks.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::AdamArgs;
+using driver_kit::AdamOptions;
+using driver_kit::check_adam_step;
+using driver_kit::check_sgd_step;
+using driver_kit::SgdArgs;
+using driver_kit::SgdOptions;
 namespace {
 
 // The value of one torch tensor operation: computed in C, rounded to T.
 template <typename T>
-ComputeType<T> Round(ComputeType<T> value) {
-  return Widen(ConvertTo<T>(value));
+ComputeType<T> round(ComputeType<T> value) {
+  return widen(convert_to<T>(value));
 }
 
 template <typename T, bool kHasBuffer>
-void RunSgd(const SgdArgs& args) {
+void run_sgd(const SgdArgs& args) {
   using C = ComputeType<T>;
   const SgdOptions& o = args.options;
   const C weight_decay = static_cast<C>(o.weight_decay);
@@ -35,49 +42,51 @@ void RunSgd(const SgdArgs& args) {
   const C one_minus_dampening = static_cast<C>(1.0 - o.dampening);
   const C minus_lr = static_cast<C>(-o.lr);
   auto update = [&](char* param_p, const char* grad_p, char* buffer_p) {
-    C param = Widen(Load<T>(param_p));
-    C grad = Widen(Load<T>(grad_p));
+    C param = widen(load<T>(param_p));
+    C grad = widen(load<T>(grad_p));
     if (o.maximize) {
       grad = -grad;
     }
     if (o.weight_decay != 0) {
-      grad = Round<T>(grad + weight_decay * param);
+      grad = round<T>(grad + weight_decay * param);
     }
     if constexpr (kHasBuffer) {
       C buffer = grad;
       if (!o.first_step) {
-        buffer = Round<T>(Widen(Load<T>(buffer_p)) * momentum);
-        buffer = Round<T>(buffer + one_minus_dampening * grad);
+        buffer = round<T>(widen(load<T>(buffer_p)) * momentum);
+        buffer = round<T>(buffer + one_minus_dampening * grad);
       }
-      Store(buffer_p, ConvertTo<T>(buffer));
-      grad = o.nesterov ? Round<T>(grad + momentum * buffer) : buffer;
+      store(buffer_p, convert_to<T>(buffer));
+      grad = o.nesterov ? round<T>(grad + momentum * buffer) : buffer;
     }
-    Store(param_p, ConvertTo<T>(param + minus_lr * grad));
+    store(param_p, convert_to<T>(param + minus_lr * grad));
   };
   if constexpr (kHasBuffer) {
-    ForEachElement<3>(args.param.shape(),
-                      {Operand(args.param), Operand(args.grad),
-                       Operand(*args.momentum_buffer)},
-                      [&](ElementPointers<3> p) { update(p[0], p[1], p[2]); });
+    for_each_element<3>(
+        args.param.shape(),
+        {strided_operand(args.param), strided_operand(args.grad),
+         strided_operand(*args.momentum_buffer)},
+        [&](ElementPointers<3> p) { update(p[0], p[1], p[2]); });
   } else {
-    ForEachElement<2>(
-        args.param.shape(), {Operand(args.param), Operand(args.grad)},
+    for_each_element<2>(
+        args.param.shape(),
+        {strided_operand(args.param), strided_operand(args.grad)},
         [&](ElementPointers<2> p) { update(p[0], p[1], nullptr); });
   }
 }
 
-Stream::Operation PrepareSgdStep(const Device& device, const hal_arg* args,
-                                 uint32_t num_args) {
+Stream::Operation prepare_sgd_step(const Device& device, const hal_arg* args,
+                                   uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SGD_STEP, device, args, num_args, 10);
-  const SgdArgs sgd = CheckSgdStep(check);
+  const SgdArgs sgd = check_sgd_step(check);
   return [sgd] {
-    VisitDtype(sgd.param.dtype(), [&](auto tag) {
+    visit_dtype(sgd.param.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
         if (sgd.momentum_buffer) {
-          RunSgd<T, true>(sgd);
+          run_sgd<T, true>(sgd);
         } else {
-          RunSgd<T, false>(sgd);
+          run_sgd<T, false>(sgd);
         }
       }
     });
@@ -86,13 +95,13 @@ Stream::Operation PrepareSgdStep(const Device& device, const hal_arg* args,
 
 // torch's lerp: the formula depends on whether the weight is below 1/2.
 template <typename C>
-C Lerp(C start, C end, C weight) {
+C lerp(C start, C end, C weight) {
   return std::abs(weight) < C{0.5} ? start + weight * (end - start)
                                    : end - (end - start) * (C{1} - weight);
 }
 
 template <typename T, bool kAmsgrad>
-void RunAdam(const AdamArgs& args) {
+void run_adam(const AdamArgs& args) {
   using C = ComputeType<T>;
   const AdamOptions& o = args.options;
   const double bias_correction1 = 1 - std::pow(o.beta1, o.step);
@@ -108,76 +117,77 @@ void RunAdam(const AdamArgs& args) {
   const C eps = static_cast<C>(o.eps);
   auto update = [&](char* param_p, const char* grad_p, char* exp_avg_p,
                     char* exp_avg_sq_p, char* max_p) {
-    C param = Widen(Load<T>(param_p));
-    C grad = Widen(Load<T>(grad_p));
+    C param = widen(load<T>(param_p));
+    C grad = widen(load<T>(grad_p));
     if (o.maximize) {
       grad = -grad;
     }
     if (o.weight_decay != 0) {
       if (o.decoupled_weight_decay) {
-        param = Round<T>(param * decay_factor);
+        param = round<T>(param * decay_factor);
       } else {
-        grad = Round<T>(grad + weight_decay * param);
+        grad = round<T>(grad + weight_decay * param);
       }
     }
     const C exp_avg =
-        Round<T>(Lerp(Widen(Load<T>(exp_avg_p)), grad, one_minus_beta1));
-    C exp_avg_sq = Round<T>(Widen(Load<T>(exp_avg_sq_p)) * beta2);
-    exp_avg_sq = Round<T>(exp_avg_sq + one_minus_beta2 * grad * grad);
+        round<T>(lerp(widen(load<T>(exp_avg_p)), grad, one_minus_beta1));
+    C exp_avg_sq = round<T>(widen(load<T>(exp_avg_sq_p)) * beta2);
+    exp_avg_sq = round<T>(exp_avg_sq + one_minus_beta2 * grad * grad);
     C second_moment = exp_avg_sq;
     if constexpr (kAmsgrad) {
-      const C old_max = Widen(Load<T>(max_p));
+      const C old_max = widen(load<T>(max_p));
       second_moment =
           std::isnan(old_max) || old_max > exp_avg_sq ? old_max : exp_avg_sq;
-      Store(max_p, ConvertTo<T>(second_moment));
+      store(max_p, convert_to<T>(second_moment));
     }
-    C denom = Round<T>(std::sqrt(second_moment));
-    denom = Round<T>(denom / bias_correction2_sqrt);
-    denom = Round<T>(denom + eps);
-    Store(exp_avg_p, ConvertTo<T>(exp_avg));
-    Store(exp_avg_sq_p, ConvertTo<T>(exp_avg_sq));
-    Store(param_p, ConvertTo<T>(param + minus_step_size * exp_avg / denom));
+    C denom = round<T>(std::sqrt(second_moment));
+    denom = round<T>(denom / bias_correction2_sqrt);
+    denom = round<T>(denom + eps);
+    store(exp_avg_p, convert_to<T>(exp_avg));
+    store(exp_avg_sq_p, convert_to<T>(exp_avg_sq));
+    store(param_p, convert_to<T>(param + minus_step_size * exp_avg / denom));
   };
   if constexpr (kAmsgrad) {
-    ForEachElement<5>(
+    for_each_element<5>(
         args.param.shape(),
-        {Operand(args.param), Operand(args.grad), Operand(args.exp_avg),
-         Operand(args.exp_avg_sq), Operand(*args.max_exp_avg_sq)},
+        {strided_operand(args.param), strided_operand(args.grad),
+         strided_operand(args.exp_avg), strided_operand(args.exp_avg_sq),
+         strided_operand(*args.max_exp_avg_sq)},
         [&](ElementPointers<5> p) { update(p[0], p[1], p[2], p[3], p[4]); });
   } else {
-    ForEachElement<4>(
+    for_each_element<4>(
         args.param.shape(),
-        {Operand(args.param), Operand(args.grad), Operand(args.exp_avg),
-         Operand(args.exp_avg_sq)},
+        {strided_operand(args.param), strided_operand(args.grad),
+         strided_operand(args.exp_avg), strided_operand(args.exp_avg_sq)},
         [&](ElementPointers<4> p) { update(p[0], p[1], p[2], p[3], nullptr); });
   }
 }
 
-Stream::Operation PrepareAdamStep(const Device& device, const hal_arg* args,
-                                  uint32_t num_args) {
+Stream::Operation prepare_adam_step(const Device& device, const hal_arg* args,
+                                    uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADAM_STEP, device, args, num_args, 14);
-  const AdamArgs adam = CheckAdamStep(check);
+  const AdamArgs adam = check_adam_step(check);
   return [adam] {
-    VisitDtype(adam.param.dtype(), [&](auto tag) {
+    visit_dtype(adam.param.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
         if (adam.options.amsgrad) {
-          RunAdam<T, true>(adam);
+          run_adam<T, true>(adam);
         } else {
-          RunAdam<T, false>(adam);
+          run_adam<T, false>(adam);
         }
       }
     });
   };
 }
 
-const KernelDef kSgdStepKernel{HAL_KERNEL_SGD_STEP, PrepareSgdStep};
-const KernelDef kAdamStepKernel{HAL_KERNEL_ADAM_STEP, PrepareAdamStep};
+const KernelDef kSgdStepKernel{HAL_KERNEL_SGD_STEP, prepare_sgd_step};
+const KernelDef kAdamStepKernel{HAL_KERNEL_ADAM_STEP, prepare_adam_step};
 constexpr const KernelDef* kOptimKernels[] = {&kSgdStepKernel,
                                               &kAdamStepKernel};
 
 }  // namespace
 
-KernelList OptimKernels() { return kOptimKernels; }
+KernelList optim_kernels() { return kOptimKernels; }
 
 }  // namespace cpu_ref

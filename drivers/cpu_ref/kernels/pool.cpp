@@ -12,21 +12,27 @@
 #include <limits>
 #include <vector>
 
-#include "common.h"
+#include "common.hpp"
 #include "hal/standard_kernels.h"
-#include "kernels/conv.h"
-#include "kernels/parallel.h"
+#include "kernels/conv.hpp"
+#include "kernels/parallel.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::check_max_pool2d;
+using driver_kit::check_max_pool2d_backward;
+using driver_kit::MaxPool2dArgs;
+using driver_kit::MaxPool2dBackwardArgs;
+using driver_kit::PoolGeometry;
 namespace {
 
-void RunMaxPool2d(const MaxPool2dArgs& args) {
+void run_max_pool2d(const MaxPool2dArgs& args) {
   const PoolGeometry& g = args.g;
-  const std::vector<double> in = ReadDense(args.in);
+  const std::vector<double> in = read_dense(args.in);
   const size_t count = static_cast<size_t>(g.planes * g.out_h * g.out_w);
   std::vector<double> values(count);
   std::vector<int64_t> indices(count);
-  RunParallel(
+  run_parallel(
       static_cast<size_t>(g.planes),
       static_cast<double>(count) * g.kernel_h * g.kernel_w,
       [&](const auto& next_job) {
@@ -67,29 +73,30 @@ void RunMaxPool2d(const MaxPool2dArgs& args) {
           }
         }
       });
-  WriteDense(args.out, values);
+  write_dense(args.out, values);
   size_t next = 0;
-  ForEachElement<1>(
-      args.indices.shape(), {Operand(args.indices)},
-      [&](ElementPointers<1> p) { Store(p[0], indices[next++]); });
+  for_each_element<1>(
+      args.indices.shape(), {strided_operand(args.indices)},
+      [&](ElementPointers<1> p) { store(p[0], indices[next++]); });
 }
 
-Stream::Operation PrepareMaxPool2d(const Device& device, const hal_arg* args,
-                                   uint32_t num_args) {
-  return
-      [pool = CheckMaxPool2d(device, args, num_args)] { RunMaxPool2d(pool); };
+Stream::Operation prepare_max_pool2d(const Device& device, const hal_arg* args,
+                                     uint32_t num_args) {
+  return [pool = check_max_pool2d(device, args, num_args)] {
+    run_max_pool2d(pool);
+  };
 }
 
-void RunMaxPool2dBackward(const MaxPool2dBackwardArgs& args) {
-  const std::vector<double> grad_out = ReadDense(args.grad_out);
+void run_max_pool2d_backward(const MaxPool2dBackwardArgs& args) {
+  const std::vector<double> grad_out = read_dense(args.grad_out);
   std::vector<int64_t> indices;
   indices.reserve(grad_out.size());
-  ForEachElement<1>(
-      args.indices.shape(), {Operand(args.indices)},
-      [&](ElementPointers<1> p) { indices.push_back(Load<int64_t>(p[0])); });
+  for_each_element<1>(
+      args.indices.shape(), {strided_operand(args.indices)},
+      [&](ElementPointers<1> p) { indices.push_back(load<int64_t>(p[0])); });
   for (size_t i = 0; i < indices.size(); ++i) {
     if (indices[i] < 0 || indices[i] >= args.plane_size) {
-      Fail(HAL_STATUS_INVALID_ARGUMENT,
+      fail(HAL_STATUS_INVALID_ARGUMENT,
            "max_pool2d_backward: index {} at position {} is outside its "
            "plane of {} elements",
            indices[i], i, args.plane_size);
@@ -104,21 +111,21 @@ void RunMaxPool2dBackward(const MaxPool2dBackwardArgs& args) {
       dst[indices[k]] += grad_out[k];
     }
   }
-  WriteDense(args.grad_in, grad_in);
+  write_dense(args.grad_in, grad_in);
 }
 
-Stream::Operation PrepareMaxPool2dBackward(const Device& device,
-                                           const hal_arg* args,
-                                           uint32_t num_args) {
-  return [pool = CheckMaxPool2dBackward(device, args, num_args)] {
-    RunMaxPool2dBackward(pool);
+Stream::Operation prepare_max_pool2d_backward(const Device& device,
+                                              const hal_arg* args,
+                                              uint32_t num_args) {
+  return [pool = check_max_pool2d_backward(device, args, num_args)] {
+    run_max_pool2d_backward(pool);
   };
 }
 
 }  // namespace
 
-const KernelDef kMaxPool2dKernel{HAL_KERNEL_MAX_POOL2D, PrepareMaxPool2d};
+const KernelDef kMaxPool2dKernel{HAL_KERNEL_MAX_POOL2D, prepare_max_pool2d};
 const KernelDef kMaxPool2dBackwardKernel{HAL_KERNEL_MAX_POOL2D_BACKWARD,
-                                         PrepareMaxPool2dBackward};
+                                         prepare_max_pool2d_backward};
 
 }  // namespace cpu_ref

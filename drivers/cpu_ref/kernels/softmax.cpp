@@ -3,18 +3,25 @@
 //
 // Each line is computed in double by one job, from its inputs read in
 // place, into a dense staging buffer; the output is stored once every line
-// is done (see reduce.h), so the output may overlap the inputs.
+// is done (see reduce.hpp), so the output may overlap the inputs.
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "common.h"
-#include "kernels/args.h"
-#include "kernels/kernel.h"
-#include "kernels/reduce.h"
-#include "kit/reduction_checks.h"
+#include "common.hpp"
+#include "kernels/args.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/reduce.hpp"
+#include "kit/reduction_checks.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::check_softmax_args;
+using driver_kit::is_backward;
+using driver_kit::kernel_name;
+using driver_kit::softmax_arg_count;
+using driver_kit::SoftmaxArgs;
+using driver_kit::SoftmaxOp;
 namespace {
 
 // The forward kernels read x = in; the backward ones x = grad_out and
@@ -29,13 +36,13 @@ struct LinePlan {
 
 // Computes one line into `result` (doubles, `result_step` apart).
 template <SoftmaxOp kOp, typename T>
-void RunLine(const LinePlan& plan, const char* x, const char* y, double* result,
-             int64_t result_step) {
+void run_line(const LinePlan& plan, const char* x, const char* y,
+              double* result, int64_t result_step) {
   const auto x_at = [&](int64_t j) -> double {
-    return Widen(Load<T>(x + j * plan.x_step));
+    return widen(load<T>(x + j * plan.x_step));
   };
   const auto y_at = [&](int64_t j) -> double {
-    return Widen(Load<T>(y + j * plan.y_step));
+    return widen(load<T>(y + j * plan.y_step));
   };
   const int64_t n = plan.length;
   if constexpr (kOp == SoftmaxOp::kSoftmax || kOp == SoftmaxOp::kLogSoftmax) {
@@ -78,39 +85,40 @@ void RunLine(const LinePlan& plan, const char* x, const char* y, double* result,
 }
 
 template <SoftmaxOp kOp, typename T>
-void RunLines(const LinePlan& plan) {
+void run_lines(const LinePlan& plan) {
   if (plan.out.num_elements == 0) {
     return;
   }
   std::vector<double> results(plan.out.num_elements);
   const Shape full = plan.out.shape();
-  const StridedOperand staged = ContiguousOperand(
+  const StridedOperand staged = contiguous_operand(
       reinterpret_cast<char*>(results.data()), full, sizeof(double));
   const int64_t result_step = full.rank == 0
                                   ? 0
                                   : staged.byte_strides[plan.dim] /
                                         static_cast<int64_t>(sizeof(double));
-  const StridedOperand x = Operand(plan.x);
-  const StridedOperand y = IsBackward(kOp) ? Operand(plan.y) : x;
-  ParallelChunks(
-      plan.lines.NumElements(), static_cast<double>(plan.length) * 20,
+  const StridedOperand x = strided_operand(plan.x);
+  const StridedOperand y = is_backward(kOp) ? strided_operand(plan.y) : x;
+  parallel_chunks(
+      plan.lines.num_elements(), static_cast<double>(plan.length) * 20,
       [&](int64_t begin, int64_t end) {
-        ForEachInRange<3>(plan.lines, {x, y, staged}, begin, end,
-                          [&](int64_t, ElementPointers<3> p) {
-                            RunLine<kOp, T>(plan, p[0], p[1],
-                                            reinterpret_cast<double*>(p[2]),
-                                            result_step);
-                          });
+        for_each_in_range<3>(plan.lines, {x, y, staged}, begin, end,
+                             [&](int64_t, ElementPointers<3> p) {
+                               run_line<kOp, T>(plan, p[0], p[1],
+                                                reinterpret_cast<double*>(p[2]),
+                                                result_step);
+                             });
       });
-  StoreResults<T>(plan.out, results, [](double v) { return ConvertTo<T>(v); });
+  store_results<T>(plan.out, results,
+                   [](double v) { return convert_to<T>(v); });
 }
 
 template <SoftmaxOp kOp>
-Stream::Operation PrepareLineKernel(const Device& device, const hal_arg* args,
-                                    uint32_t num_args) {
-  ArgChecker check(KernelName(kOp), device, args, num_args,
-                   SoftmaxArgCount(kOp));
-  const SoftmaxArgs checked = CheckSoftmaxArgs(check, kOp);
+Stream::Operation prepare_line_kernel(const Device& device, const hal_arg* args,
+                                      uint32_t num_args) {
+  ArgChecker check(kernel_name(kOp), device, args, num_args,
+                   softmax_arg_count(kOp));
+  const SoftmaxArgs checked = check_softmax_args(check, kOp);
   LinePlan plan;
   plan.out = checked.out;
   plan.x = checked.x;
@@ -119,8 +127,8 @@ Stream::Operation PrepareLineKernel(const Device& device, const hal_arg* args,
   }
   const int64_t dim = checked.dim;
   const char* out_name = checked.out_name;
-  if (!IsFloatingDtype(plan.out.dtype())) {
-    check.Unsupported(plan.out, out_name, "f32, f64, f16, bf16");
+  if (!is_floating_dtype(plan.out.dtype())) {
+    check.unsupported(plan.out, out_name, "f32, f64, f16, bf16");
   }
   plan.dim = static_cast<int>(dim);
   plan.lines = plan.out.shape();
@@ -128,15 +136,15 @@ Stream::Operation PrepareLineKernel(const Device& device, const hal_arg* args,
     plan.length = plan.lines.sizes[dim];
     plan.lines.sizes[dim] = 1;
     plan.x_step = plan.x.tensor.strides[dim] * plan.x.element_size;
-    if (IsBackward(kOp)) {
+    if (is_backward(kOp)) {
       plan.y_step = plan.y.tensor.strides[dim] * plan.y.element_size;
     }
   }
   return [plan] {
-    VisitDtype(plan.out.dtype(), [&](auto tag) {
+    visit_dtype(plan.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        RunLines<kOp, T>(plan);
+        run_lines<kOp, T>(plan);
       }
     });
   };
@@ -144,9 +152,9 @@ Stream::Operation PrepareLineKernel(const Device& device, const hal_arg* args,
 
 }  // namespace
 
-KernelList SoftmaxKernels() {
-  return driver_kit::SoftmaxKernelList<KernelDef>(
-      [](auto op) { return &PrepareLineKernel<decltype(op)::value>; });
+KernelList softmax_kernels() {
+  return driver_kit::softmax_kernel_list<KernelDef>(
+      [](auto op) { return &prepare_line_kernel<decltype(op)::value>; });
 }
 
 }  // namespace cpu_ref

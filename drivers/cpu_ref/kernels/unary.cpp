@@ -5,16 +5,23 @@
 #include <cmath>
 #include <numbers>
 
-#include "kernels/elementwise.h"
+#include "kernels/elementwise.hpp"
 
 namespace cpu_ref {
+
+using driver_kit::check_elementwise_input;
+using driver_kit::ElementwiseInput;
+using driver_kit::kFloatDtypes;
+using driver_kit::kNumericDtypes;
+using driver_kit::require_dtype;
+using driver_kit::require_integral_scalar;
 namespace {
 
 template <typename M>
 constexpr bool kFloat = std::is_floating_point_v<M>;
 
 template <typename M>
-M Sigmoid(M x) {
+M sigmoid(M x) {
   return M{1} / (M{1} + std::exp(-x));
 }
 
@@ -25,29 +32,29 @@ struct Neg {
   static constexpr const char* kName = "neg";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
-  static M Apply(M x) {
+  static M apply(M x) {
     if constexpr (kFloat<M>)
       return -x;
     else
-      return WrapSub(0, x);
+      return wrap_sub(0, x);
   }
 };
 struct Abs {
   static constexpr const char* kName = "abs";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
-  static M Apply(M x) {
+  static M apply(M x) {
     if constexpr (kFloat<M>)
       return std::abs(x);
     else
-      return x < 0 ? WrapSub(0, x) : x;
+      return x < 0 ? wrap_sub(0, x) : x;
   }
 };
 struct Sign {
   static constexpr const char* kName = "sign";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
-  static M Apply(M x) {
+  static M apply(M x) {
     return static_cast<M>((x > 0) - (x < 0));  // NaN gives 0, as torch
   }
 };
@@ -55,7 +62,7 @@ struct Relu {
   static constexpr const char* kName = "relu";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
-  static M Apply(M x) {
+  static M apply(M x) {
     return x > 0 || x != x ? x : M{0};  // NaN propagates
   }
 };
@@ -64,7 +71,7 @@ struct Floor {
   static constexpr const char* kName = "floor";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
-  static M Apply(M x) {
+  static M apply(M x) {
     if constexpr (kFloat<M>)
       return std::floor(x);
     else
@@ -75,7 +82,7 @@ struct Ceil {
   static constexpr const char* kName = "ceil";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
-  static M Apply(M x) {
+  static M apply(M x) {
     if constexpr (kFloat<M>)
       return std::ceil(x);
     else
@@ -86,7 +93,7 @@ struct Round {  // half to even
   static constexpr const char* kName = "round";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
-  static M Apply(M x) {
+  static M apply(M x) {
     if constexpr (kFloat<M>)
       return std::nearbyint(x);
     else
@@ -97,7 +104,7 @@ struct Trunc {
   static constexpr const char* kName = "trunc";
   static constexpr uint32_t kDtypes = kNumericDtypes;
   template <typename M>
-  static M Apply(M x) {
+  static M apply(M x) {
     if constexpr (kFloat<M>)
       return std::trunc(x);
     else
@@ -111,7 +118,7 @@ struct Trunc {
     static constexpr const char* kName = name;        \
     static constexpr uint32_t kDtypes = kFloatDtypes; \
     template <typename M>                             \
-    static M Apply(M x) {                             \
+    static M apply(M x) {                             \
       if constexpr (kFloat<M>)                        \
         return expr;                                  \
       else                                            \
@@ -127,27 +134,27 @@ CPU_REF_FLOAT_UNARY(Rsqrt, "rsqrt", M{1} / std::sqrt(x));
 CPU_REF_FLOAT_UNARY(Sin, "sin", std::sin(x));
 CPU_REF_FLOAT_UNARY(Cos, "cos", std::cos(x));
 CPU_REF_FLOAT_UNARY(Tanh, "tanh", std::tanh(x));
-CPU_REF_FLOAT_UNARY(SigmoidOp, "sigmoid", Sigmoid(x));
+CPU_REF_FLOAT_UNARY(SigmoidOp, "sigmoid", sigmoid(x));
 CPU_REF_FLOAT_UNARY(Silu, "silu", x / (M{1} + std::exp(-x)));
 CPU_REF_FLOAT_UNARY(Erf, "erf", std::erf(x));
 CPU_REF_FLOAT_UNARY(Reciprocal, "reciprocal", M{1} / x);
 #undef CPU_REF_FLOAT_UNARY
 
-// out = Op::Apply(in), same dtype.
+// out = Op::apply(in), same dtype.
 template <typename Op>
-Stream::Operation PrepareUnary(const Device& device, const hal_arg* args,
-                               uint32_t num_args) {
+Stream::Operation prepare_unary(const Device& device, const hal_arg* args,
+                                uint32_t num_args) {
   ArgChecker check(Op::kName, device, args, num_args, 2);
-  const TensorArg out = check.Tensor(0, "out");
-  RequireDtype(check, out, "out", Op::kDtypes);
+  const TensorArg out = check.tensor(0, "out");
+  require_dtype(check, out, "out", Op::kDtypes);
   const ElementwiseInput in =
-      CheckElementwiseInput(check, 1, "in", out, out.dtype(), false);
+      check_elementwise_input(check, 1, "in", out, out.dtype(), false);
   return [out, in] {
-    VisitDtype(out.dtype(), [&](auto tag) {
+    visit_dtype(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (InMask<T>(Op::kDtypes)) {
-        MapElements<T, Math<T>, T>(out, {in}, 10,
-                                   [](Math<T> x) { return Op::Apply(x); });
+      if constexpr (in_mask<T>(Op::kDtypes)) {
+        map_elements<T, Math<T>, T>(out, {in}, 10,
+                                    [](Math<T> x) { return Op::apply(x); });
       }
     });
   };
@@ -155,7 +162,7 @@ Stream::Operation PrepareUnary(const Device& device, const hal_arg* args,
 
 // gelu(out, in, approximate): 0 exact (erf), 1 tanh approximation.
 template <typename M>
-M Gelu(M x, int64_t approximate) {
+M gelu(M x, int64_t approximate) {
   if (approximate == 0) {
     return M{0.5} * x *
            (M{1} + std::erf(x * static_cast<M>(std::numbers::sqrt2 / 2)));
@@ -165,30 +172,30 @@ M Gelu(M x, int64_t approximate) {
   return M{0.5} * x * (M{1} + std::tanh(inner));
 }
 
-int64_t CheckApproximate(const ArgChecker& check, uint32_t index) {
-  const int64_t approximate = check.Int(index, "approximate");
+int64_t check_approximate(const ArgChecker& check, uint32_t index) {
+  const int64_t approximate = check.int_value(index, "approximate");
   if (approximate != 0 && approximate != 1) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT,
+    fail(HAL_STATUS_INVALID_ARGUMENT,
          "{}: approximate is {}; 0 (erf) and 1 (tanh) are defined",
          check.kernel(), approximate);
   }
   return approximate;
 }
 
-Stream::Operation PrepareGelu(const Device& device, const hal_arg* args,
-                              uint32_t num_args) {
+Stream::Operation prepare_gelu(const Device& device, const hal_arg* args,
+                               uint32_t num_args) {
   ArgChecker check("gelu", device, args, num_args, 3);
-  const TensorArg out = check.Tensor(0, "out");
-  RequireDtype(check, out, "out", kFloatDtypes);
+  const TensorArg out = check.tensor(0, "out");
+  require_dtype(check, out, "out", kFloatDtypes);
   const ElementwiseInput in =
-      CheckElementwiseInput(check, 1, "in", out, out.dtype(), false);
-  const int64_t approximate = CheckApproximate(check, 2);
+      check_elementwise_input(check, 1, "in", out, out.dtype(), false);
+  const int64_t approximate = check_approximate(check, 2);
   return [out, in, approximate] {
-    VisitDtype(out.dtype(), [&](auto tag) {
+    visit_dtype(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        MapElements<T, Math<T>, T>(out, {in}, 20, [approximate](Math<T> x) {
-          return Gelu(x, approximate);
+        map_elements<T, Math<T>, T>(out, {in}, 20, [approximate](Math<T> x) {
+          return gelu(x, approximate);
         });
       }
     });
@@ -196,21 +203,21 @@ Stream::Operation PrepareGelu(const Device& device, const hal_arg* args,
 }
 
 // logical_not(out bool, in any): out = (in == 0).
-Stream::Operation PrepareLogicalNot(const Device& device, const hal_arg* args,
-                                    uint32_t num_args) {
+Stream::Operation prepare_logical_not(const Device& device, const hal_arg* args,
+                                      uint32_t num_args) {
   ArgChecker check("logical_not", device, args, num_args, 2);
-  const TensorArg out = check.Tensor(0, "out");
-  const TensorArg in_tensor = check.Tensor(1, "in");
+  const TensorArg out = check.tensor(0, "out");
+  const TensorArg in_tensor = check.tensor(1, "in");
   if (out.dtype() != HAL_DTYPE_BOOL) {
-    check.Unsupported(out, "out", "bool");
+    check.unsupported(out, "out", "bool");
   }
   const ElementwiseInput in =
-      CheckElementwiseInput(check, 1, "in", out, in_tensor.dtype(), false);
+      check_elementwise_input(check, 1, "in", out, in_tensor.dtype(), false);
   return [out, in] {
-    VisitDtype(in.tensor->dtype(), [&](auto tag) {
+    visit_dtype(in.tensor->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      MapElements<Bool8, Math<T>, T>(out, {in}, 1,
-                                     [](Math<T> x) { return x == 0; });
+      map_elements<Bool8, Math<T>, T>(out, {in}, 1,
+                                      [](Math<T> x) { return x == 0; });
     });
   };
 }
@@ -218,12 +225,12 @@ Stream::Operation PrepareLogicalNot(const Device& device, const hal_arg* args,
 // --- Backward
 // -----------------------------------------------------------------
 
-// grad_in = Op::Apply(grad_out, saved) for a saved forward tensor.
+// grad_in = Op::apply(grad_out, saved) for a saved forward tensor.
 struct SigmoidBackward {
   static constexpr const char* kName = "sigmoid_backward";
   static constexpr const char* kSaved = "y";
   template <typename M>
-  static M Apply(M dy, M y) {
+  static M apply(M dy, M y) {
     return dy * (M{1} - y) * y;
   }
 };
@@ -231,7 +238,7 @@ struct TanhBackward {
   static constexpr const char* kName = "tanh_backward";
   static constexpr const char* kSaved = "y";
   template <typename M>
-  static M Apply(M dy, M y) {
+  static M apply(M dy, M y) {
     return dy * (M{1} - y * y);
   }
 };
@@ -239,29 +246,29 @@ struct SiluBackward {
   static constexpr const char* kName = "silu_backward";
   static constexpr const char* kSaved = "x";
   template <typename M>
-  static M Apply(M dy, M x) {
-    const M s = Sigmoid(x);
+  static M apply(M dy, M x) {
+    const M s = sigmoid(x);
     return dy * s * (M{1} + x * (M{1} - s));
   }
 };
 
 template <typename Op>
-Stream::Operation PrepareBackward(const Device& device, const hal_arg* args,
-                                  uint32_t num_args) {
+Stream::Operation prepare_backward(const Device& device, const hal_arg* args,
+                                   uint32_t num_args) {
   ArgChecker check(Op::kName, device, args, num_args, 3);
-  const TensorArg grad_in = check.Tensor(0, "grad_in");
-  RequireDtype(check, grad_in, "grad_in", kFloatDtypes);
+  const TensorArg grad_in = check.tensor(0, "grad_in");
+  require_dtype(check, grad_in, "grad_in", kFloatDtypes);
   const int32_t dtype = grad_in.dtype();
   const std::array<ElementwiseInput, 2> inputs = {
-      CheckElementwiseInput(check, 1, "grad_out", grad_in, dtype, false),
-      CheckElementwiseInput(check, 2, Op::kSaved, grad_in, dtype, false)};
+      check_elementwise_input(check, 1, "grad_out", grad_in, dtype, false),
+      check_elementwise_input(check, 2, Op::kSaved, grad_in, dtype, false)};
   return [grad_in, inputs] {
-    VisitDtype(grad_in.dtype(), [&](auto tag) {
+    visit_dtype(grad_in.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
         using M = Math<T>;
-        MapElements<T, M, T, T>(grad_in, inputs, 20,
-                                [](M dy, M s) { return Op::Apply(dy, s); });
+        map_elements<T, M, T, T>(grad_in, inputs, 20,
+                                 [](M dy, M s) { return Op::apply(dy, s); });
       }
     });
   };
@@ -269,7 +276,7 @@ Stream::Operation PrepareBackward(const Device& device, const hal_arg* args,
 
 // gelu_backward(grad_in, grad_out, x, approximate): torch's formulas.
 template <typename M>
-M GeluBackward(M dy, M x, int64_t approximate) {
+M gelu_backward(M dy, M x, int64_t approximate) {
   if (approximate == 0) {
     const M cdf =
         M{0.5} * (M{1} + std::erf(x * static_cast<M>(std::numbers::sqrt2 / 2)));
@@ -291,23 +298,24 @@ M GeluBackward(M dy, M x, int64_t approximate) {
   return dy * (left_derivative + left * right_derivative);
 }
 
-Stream::Operation PrepareGeluBackward(const Device& device, const hal_arg* args,
-                                      uint32_t num_args) {
+Stream::Operation prepare_gelu_backward(const Device& device,
+                                        const hal_arg* args,
+                                        uint32_t num_args) {
   ArgChecker check("gelu_backward", device, args, num_args, 4);
-  const TensorArg grad_in = check.Tensor(0, "grad_in");
-  RequireDtype(check, grad_in, "grad_in", kFloatDtypes);
+  const TensorArg grad_in = check.tensor(0, "grad_in");
+  require_dtype(check, grad_in, "grad_in", kFloatDtypes);
   const int32_t dtype = grad_in.dtype();
   const std::array<ElementwiseInput, 2> inputs = {
-      CheckElementwiseInput(check, 1, "grad_out", grad_in, dtype, false),
-      CheckElementwiseInput(check, 2, "x", grad_in, dtype, false)};
-  const int64_t approximate = CheckApproximate(check, 3);
+      check_elementwise_input(check, 1, "grad_out", grad_in, dtype, false),
+      check_elementwise_input(check, 2, "x", grad_in, dtype, false)};
+  const int64_t approximate = check_approximate(check, 3);
   return [grad_in, inputs, approximate] {
-    VisitDtype(grad_in.dtype(), [&](auto tag) {
+    visit_dtype(grad_in.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
         using M = Math<T>;
-        MapElements<T, M, T, T>(grad_in, inputs, 30, [approximate](M dy, M x) {
-          return GeluBackward(dy, x, approximate);
+        map_elements<T, M, T, T>(grad_in, inputs, 30, [approximate](M dy, M x) {
+          return gelu_backward(dy, x, approximate);
         });
       }
     });
@@ -316,24 +324,24 @@ Stream::Operation PrepareGeluBackward(const Device& device, const hal_arg* args,
 
 // threshold_backward(grad_in, grad_out, self, threshold): relu's backward,
 // grad_in = self <= threshold ? 0 : grad_out.
-Stream::Operation PrepareThresholdBackward(const Device& device,
-                                           const hal_arg* args,
-                                           uint32_t num_args) {
+Stream::Operation prepare_threshold_backward(const Device& device,
+                                             const hal_arg* args,
+                                             uint32_t num_args) {
   ArgChecker check("threshold_backward", device, args, num_args, 4);
-  const TensorArg grad_in = check.Tensor(0, "grad_in");
-  RequireDtype(check, grad_in, "grad_in", kNumericDtypes);
+  const TensorArg grad_in = check.tensor(0, "grad_in");
+  require_dtype(check, grad_in, "grad_in", kNumericDtypes);
   const int32_t dtype = grad_in.dtype();
   const std::array<ElementwiseInput, 3> inputs = {
-      CheckElementwiseInput(check, 1, "grad_out", grad_in, dtype, false),
-      CheckElementwiseInput(check, 2, "self", grad_in, dtype, false),
-      {std::nullopt, check.Scalar(3, "threshold")}};
-  RequireIntegralScalar(check, inputs[2].scalar, "threshold", dtype);
+      check_elementwise_input(check, 1, "grad_out", grad_in, dtype, false),
+      check_elementwise_input(check, 2, "self", grad_in, dtype, false),
+      {std::nullopt, check.scalar(3, "threshold")}};
+  require_integral_scalar(check, inputs[2].scalar, "threshold", dtype);
   return [grad_in, inputs] {
-    VisitDtype(grad_in.dtype(), [&](auto tag) {
+    visit_dtype(grad_in.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (InMask<T>(kNumericDtypes)) {
+      if constexpr (in_mask<T>(kNumericDtypes)) {
         using M = Math<T>;
-        MapElements<T, M, T, T, T>(grad_in, inputs, 1, [](M dy, M x, M t) {
+        map_elements<T, M, T, T, T>(grad_in, inputs, 1, [](M dy, M x, M t) {
           return x <= t ? M{0} : dy;
         });
       }
@@ -342,7 +350,7 @@ Stream::Operation PrepareThresholdBackward(const Device& device,
 }
 
 #define CPU_REF_UNARY_DEF(Op) \
-  const KernelDef k##Op { Op::kName, PrepareUnary<Op> }
+  const KernelDef k##Op { Op::kName, prepare_unary<Op> }
 CPU_REF_UNARY_DEF(Neg);
 CPU_REF_UNARY_DEF(Abs);
 CPU_REF_UNARY_DEF(Exp);
@@ -365,21 +373,21 @@ CPU_REF_UNARY_DEF(Ceil);
 CPU_REF_UNARY_DEF(Round);
 CPU_REF_UNARY_DEF(Trunc);
 #undef CPU_REF_UNARY_DEF
-const KernelDef kGelu{"gelu", PrepareGelu};
-const KernelDef kLogicalNot{"logical_not", PrepareLogicalNot};
+const KernelDef kGelu{"gelu", prepare_gelu};
+const KernelDef kLogicalNot{"logical_not", prepare_logical_not};
 const KernelDef kThresholdBackward{"threshold_backward",
-                                   PrepareThresholdBackward};
+                                   prepare_threshold_backward};
 const KernelDef kSigmoidBackward{SigmoidBackward::kName,
-                                 PrepareBackward<SigmoidBackward>};
+                                 prepare_backward<SigmoidBackward>};
 const KernelDef kTanhBackward{TanhBackward::kName,
-                              PrepareBackward<TanhBackward>};
-const KernelDef kGeluBackward{"gelu_backward", PrepareGeluBackward};
+                              prepare_backward<TanhBackward>};
+const KernelDef kGeluBackward{"gelu_backward", prepare_gelu_backward};
 const KernelDef kSiluBackward{SiluBackward::kName,
-                              PrepareBackward<SiluBackward>};
+                              prepare_backward<SiluBackward>};
 
 }  // namespace
 
-KernelList UnaryKernels() {
+KernelList unary_kernels() {
   static const KernelDef* const kKernels[] = {&kNeg,
                                               &kAbs,
                                               &kExp,

@@ -1,5 +1,5 @@
-// The driver tests' host (fake_host.h).
-#include "kit/testing/fake_host.h"
+// The driver tests' host (fake_host.hpp).
+#include "kit/testing/fake_host.hpp"
 
 #include <dlfcn.h>
 
@@ -22,51 +22,51 @@ struct Log {
   std::vector<std::string> warnings;
 };
 
-Log& TheLog() {
+Log& the_log() {
   static auto* log = new Log;
   return *log;
 }
 
-hal_status* CreateStatus(hal_status_code code, const char* message) {
+hal_status* create_status(hal_status_code code, const char* message) {
   return new hal_status{code, message != nullptr ? message : ""};
 }
 
-void LogMessage(hal_log_level level, const char* message) {
+void log_message(hal_log_level level, const char* message) {
   if (level < HAL_LOG_WARN) return;
   std::fprintf(stderr, "driver: %s\n", message);
-  Log& log = TheLog();
+  Log& log = the_log();
   std::lock_guard lock(log.mutex);
   log.warnings.emplace_back(message);
 }
 
 }  // namespace
 
-Result Take(hal_status* status) {
+Result take(hal_status* status) {
   if (status == nullptr) return {};
   std::unique_ptr<hal_status> owned(status);
   return {owned->code, owned->message};
 }
 
-::testing::AssertionResult IsOk(hal_status* status) {
-  const Result result = Take(status);
+::testing::AssertionResult is_ok(hal_status* status) {
+  const Result result = take(status);
   if (result.code == HAL_STATUS_OK) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "status " << result.code << ": " << result.message;
 }
 
-const hal_host_api& Host() {
+const hal_host_api& host() {
   static const hal_host_api host = {sizeof(hal_host_api), HAL_ABI_MAJOR,
-                                    HAL_ABI_MINOR, CreateStatus, LogMessage};
+                                    HAL_ABI_MINOR, create_status, log_message};
   return host;
 }
 
-std::vector<std::string> Warnings() {
-  Log& log = TheLog();
+std::vector<std::string> warnings() {
+  Log& log = the_log();
   std::lock_guard lock(log.mutex);
   return log.warnings;
 }
 
-const hal_driver_api* LoadDriver(const char* path, std::string* error) {
+const hal_driver_api* load_driver(const char* path, std::string* error) {
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     *error = dlerror();
@@ -84,7 +84,7 @@ const hal_driver_api* LoadDriver(const char* path, std::string* error) {
     return nullptr;
   }
   if (api->initialize != nullptr) {
-    const Result initialized = Take(api->initialize(&Host()));
+    const Result initialized = take(api->initialize(&host()));
     if (initialized.code != HAL_STATUS_OK) {
       *error = "initialize: " + initialized.message;
       return nullptr;
@@ -93,7 +93,7 @@ const hal_driver_api* LoadDriver(const char* path, std::string* error) {
   return api;
 }
 
-std::vector<std::string> MissingEntries(const hal_driver_api& api) {
+std::vector<std::string> missing_entries(const hal_driver_api& api) {
   std::vector<std::string> missing;
 #define HAL_NOTE_MISSING(field) \
   if (api.field == nullptr) missing.emplace_back(#field);

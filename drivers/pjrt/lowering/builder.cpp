@@ -1,4 +1,4 @@
-#include "builder.h"
+#include "builder.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "kit/dtype.h"
-#include "kit/error.h"
+#include "kit/dtype.hpp"
+#include "kit/error.hpp"
 
 namespace pjrt_bridge {
 
@@ -19,7 +19,7 @@ std::string Type::str() const {
   return text + element + ">";
 }
 
-int64_t Type::NumElements() const {
+int64_t Type::num_elements() const {
   int64_t count = 1;
   for (int64_t d : dims) {
     count *= d;
@@ -27,9 +27,9 @@ int64_t Type::NumElements() const {
   return count;
 }
 
-std::string StorageElement(hal_dtype dtype) {
-  if (!driver_kit::IsValidDtype(dtype)) {
-    driver_kit::Fail(HAL_STATUS_UNSUPPORTED, "dtype {} has no StableHLO type",
+std::string storage_element(hal_dtype dtype) {
+  if (!driver_kit::is_valid_dtype(dtype)) {
+    driver_kit::fail(HAL_STATUS_UNSUPPORTED, "dtype {} has no StableHLO type",
                      static_cast<int>(dtype));
   }
   // HAL's names are StableHLO's but for unsigned integers (a `ui` prefix)
@@ -40,11 +40,11 @@ std::string StorageElement(hal_dtype dtype) {
     case HAL_DTYPE_BOOL:
       return "i1";
     default:
-      return driver_kit::DtypeName(dtype);
+      return driver_kit::dtype_name(dtype);
   }
 }
 
-std::string ComputeElement(hal_dtype dtype) {
+std::string compute_element(hal_dtype dtype) {
   switch (dtype) {
     case HAL_DTYPE_F16:
     case HAL_DTYPE_BF16:
@@ -55,19 +55,19 @@ std::string ComputeElement(hal_dtype dtype) {
     case HAL_DTYPE_U8:
       return "i64";
     default:
-      return StorageElement(dtype);
+      return storage_element(dtype);
   }
 }
 
-bool IsFloatElement(std::string_view element) {
+bool is_float_element(std::string_view element) {
   return element.front() == 'f' || element == "bf16";
 }
 
-bool IsUnsignedElement(std::string_view element) {
+bool is_unsigned_element(std::string_view element) {
   return element.starts_with("ui") || element == "i1";
 }
 
-int ElementBits(std::string_view element) {
+int element_bits(std::string_view element) {
   if (element == "bf16") {
     return 16;
   }
@@ -75,11 +75,11 @@ int ElementBits(std::string_view element) {
   return std::stoi(std::string(element.substr(digits)));
 }
 
-std::string DimList(const std::vector<int64_t>& values) {
+std::string dim_list(const std::vector<int64_t>& values) {
   return fmt::format("[{}]", fmt::join(values, ", "));
 }
 
-std::string I64Array(const std::vector<int64_t>& values) {
+std::string i64_array(const std::vector<int64_t>& values) {
   if (values.empty()) {
     return "array<i64>";
   }
@@ -90,7 +90,7 @@ namespace {
 
 // The bit pattern of `value` in a float element type, as MLIR reads a hex
 // float literal: exact, and NaN/inf need no special spelling.
-std::string FloatLiteral(std::string_view element, double value) {
+std::string float_literal(std::string_view element, double value) {
   if (element == "f64") {
     return fmt::format("0x{:016X}", std::bit_cast<uint64_t>(value));
   }
@@ -102,14 +102,14 @@ std::string FloatLiteral(std::string_view element, double value) {
   return fmt::format("{:.17e}", value);
 }
 
-std::string IntLiteral(std::string_view element, int64_t value) {
+std::string int_literal(std::string_view element, int64_t value) {
   if (element == "i1") {
     return value != 0 ? "true" : "false";
   }
   return fmt::format("{}", value);
 }
 
-std::string TypeList(const std::vector<Value>& values) {
+std::string type_list(const std::vector<Value>& values) {
   std::string text;
   for (size_t i = 0; i < values.size(); ++i) {
     text += (i ? ", " : "") + values[i].type.str();
@@ -117,7 +117,7 @@ std::string TypeList(const std::vector<Value>& values) {
   return text;
 }
 
-std::string NameList(const std::vector<Value>& values) {
+std::string name_list(const std::vector<Value>& values) {
   std::string text;
   for (size_t i = 0; i < values.size(); ++i) {
     text += (i ? ", " : "") + values[i].name;
@@ -125,7 +125,7 @@ std::string NameList(const std::vector<Value>& values) {
   return text;
 }
 
-std::string TypeList(const std::vector<Type>& types) {
+std::string type_list(const std::vector<Type>& types) {
   std::string text;
   for (size_t i = 0; i < types.size(); ++i) {
     text += (i ? ", " : "") + types[i].str();
@@ -135,22 +135,22 @@ std::string TypeList(const std::vector<Type>& types) {
 
 }  // namespace
 
-std::string ProgramBuilder::NewName() {
+std::string ProgramBuilder::new_name() {
   return fmt::format("%v{}", next_name_++);
 }
 
-void ProgramBuilder::Line(const std::string& text) {
+void ProgramBuilder::line(const std::string& text) {
   body_.append(static_cast<size_t>(indent_) * 2, ' ');
   body_ += text;
   body_ += '\n';
 }
 
-Value ProgramBuilder::Param(Type type) {
+Value ProgramBuilder::param(Type type) {
   params_.push_back({fmt::format("%arg{}", params_.size()), std::move(type)});
   return params_.back();
 }
 
-std::string ProgramBuilder::Finish(const std::vector<Value>& results) {
+std::string ProgramBuilder::finish(const std::vector<Value>& results) {
   std::string params;
   for (size_t i = 0; i < params_.size(); ++i) {
     params += fmt::format("{}{}: {}", i ? ", " : "", params_[i].name,
@@ -158,28 +158,28 @@ std::string ProgramBuilder::Finish(const std::vector<Value>& results) {
   }
   std::string text = fmt::format(
       "module @hal_kernel {{\n  func.func public @main({}) -> ({}) {{\n",
-      params, TypeList(results));
+      params, type_list(results));
   text += body_;
   text += fmt::format("    \"func.return\"({}) : ({}) -> ()\n  }}\n}}\n",
-                      NameList(results), TypeList(results));
+                      name_list(results), type_list(results));
   return text;
 }
 
-std::vector<Value> ProgramBuilder::OpN(std::string_view name,
-                                       const std::vector<Value>& operands,
-                                       const std::vector<Type>& results,
-                                       std::string_view attributes,
-                                       const std::string& regions) {
+std::vector<Value> ProgramBuilder::op_n(std::string_view name,
+                                        const std::vector<Value>& operands,
+                                        const std::vector<Type>& results,
+                                        std::string_view attributes,
+                                        const std::string& regions) {
   std::vector<Value> values;
   std::string names;
   for (const Type& type : results) {
-    values.push_back({NewName(), type});
+    values.push_back({new_name(), type});
   }
   if (values.size() == 1) {
     names = values[0].name;
   } else {
     // Multiple results: one name with #n uses.
-    const std::string base = NewName();
+    const std::string base = new_name();
     names = fmt::format("{}:{}", base, values.size());
     for (size_t i = 0; i < values.size(); ++i) {
       values[i].name = fmt::format("{}#{}", base, i);
@@ -189,21 +189,21 @@ std::vector<Value> ProgramBuilder::OpN(std::string_view name,
   const std::string full = name.find('.') == std::string_view::npos
                                ? fmt::format("stablehlo.{}", name)
                                : std::string(name);
-  Line(fmt::format(
-      "{} = \"{}\"({}){}{} : ({}) -> ({})", names, full, NameList(operands),
+  line(fmt::format(
+      "{} = \"{}\"({}){}{} : ({}) -> ({})", names, full, name_list(operands),
       regions.empty() ? "" : " (" + regions + ")",
       attributes.empty() ? std::string() : fmt::format(" {{{}}}", attributes),
-      TypeList(operands), TypeList(results)));
+      type_list(operands), type_list(results)));
   return values;
 }
 
-Value ProgramBuilder::Op(std::string_view name,
+Value ProgramBuilder::op(std::string_view name,
                          const std::vector<Value>& operands, Type result,
                          std::string_view attributes) {
-  return OpN(name, operands, {std::move(result)}, attributes)[0];
+  return op_n(name, operands, {std::move(result)}, attributes)[0];
 }
 
-std::string ProgramBuilder::Region(
+std::string ProgramBuilder::region(
     const std::vector<Type>& arguments,
     const std::function<std::vector<Value>(const std::vector<Value>&)>& body) {
   std::string outer;
@@ -212,13 +212,13 @@ std::string ProgramBuilder::Region(
   std::vector<Value> args;
   std::string header;
   for (const Type& type : arguments) {
-    args.push_back({NewName(), type});
+    args.push_back({new_name(), type});
     header += fmt::format("{}{}: {}", header.empty() ? "" : ", ",
                           args.back().name, type.str());
   }
   const std::vector<Value> results = body(args);
-  Line(fmt::format("\"stablehlo.return\"({}) : ({}) -> ()", NameList(results),
-                   TypeList(results)));
+  line(fmt::format("\"stablehlo.return\"({}) : ({}) -> ()", name_list(results),
+                   type_list(results)));
   --indent_;
   std::string region = fmt::format("{{\n^bb0({}):\n{}", header, body_);
   region.append(static_cast<size_t>(indent_) * 2, ' ');
@@ -227,52 +227,52 @@ std::string ProgramBuilder::Region(
   return region;
 }
 
-Value ProgramBuilder::Constant(std::string_view element, double value,
+Value ProgramBuilder::constant(std::string_view element, double value,
                                std::vector<int64_t> dims) {
   Type type{std::string(element), std::move(dims)};
   const std::string literal =
-      IsFloatElement(element)
-          ? FloatLiteral(element, value)
-          : IntLiteral(element, static_cast<int64_t>(value));
-  return Op("constant", {}, type,
+      is_float_element(element)
+          ? float_literal(element, value)
+          : int_literal(element, static_cast<int64_t>(value));
+  return op("constant", {}, type,
             fmt::format("value = dense<{}> : {}", literal, type.str()));
 }
 
-Value ProgramBuilder::ConstantInt(std::string_view element, int64_t value,
-                                  std::vector<int64_t> dims) {
+Value ProgramBuilder::constant_int(std::string_view element, int64_t value,
+                                   std::vector<int64_t> dims) {
   Type type{std::string(element), std::move(dims)};
-  return Op("constant", {}, type,
-            fmt::format("value = dense<{}> : {}", IntLiteral(element, value),
+  return op("constant", {}, type,
+            fmt::format("value = dense<{}> : {}", int_literal(element, value),
                         type.str()));
 }
 
-Value ProgramBuilder::Iota(Type type, int dimension) {
-  return Op("iota", {}, std::move(type),
+Value ProgramBuilder::iota(Type type, int dimension) {
+  return op("iota", {}, std::move(type),
             fmt::format("iota_dimension = {} : i64", dimension));
 }
 
-Value ProgramBuilder::Reshape(const Value& value, std::vector<int64_t> dims) {
+Value ProgramBuilder::reshape(const Value& value, std::vector<int64_t> dims) {
   if (value.type.dims == dims) {
     return value;
   }
-  return Op("reshape", {value}, {value.type.element, std::move(dims)});
+  return op("reshape", {value}, {value.type.element, std::move(dims)});
 }
 
-Value ProgramBuilder::BroadcastInDim(const Value& value,
-                                     std::vector<int64_t> dims,
-                                     const std::vector<int64_t>& mapping) {
-  return Op("broadcast_in_dim", {value}, {value.type.element, std::move(dims)},
-            "broadcast_dimensions = " + I64Array(mapping));
+Value ProgramBuilder::broadcast_in_dim(const Value& value,
+                                       std::vector<int64_t> dims,
+                                       const std::vector<int64_t>& mapping) {
+  return op("broadcast_in_dim", {value}, {value.type.element, std::move(dims)},
+            "broadcast_dimensions = " + i64_array(mapping));
 }
 
-Value ProgramBuilder::Splat(const Value& scalar, std::vector<int64_t> dims) {
+Value ProgramBuilder::splat(const Value& scalar, std::vector<int64_t> dims) {
   if (dims.empty()) {
     return scalar;
   }
-  return BroadcastInDim(scalar, std::move(dims), {});
+  return broadcast_in_dim(scalar, std::move(dims), {});
 }
 
-Value ProgramBuilder::Transpose(const Value& value,
+Value ProgramBuilder::transpose(const Value& value,
                                 const std::vector<int64_t>& permutation) {
   std::vector<int64_t> dims;
   bool identity = true;
@@ -283,11 +283,11 @@ Value ProgramBuilder::Transpose(const Value& value,
   if (identity) {
     return value;
   }
-  return Op("transpose", {value}, {value.type.element, dims},
-            "permutation = " + I64Array(permutation));
+  return op("transpose", {value}, {value.type.element, dims},
+            "permutation = " + i64_array(permutation));
 }
 
-Value ProgramBuilder::Slice(const Value& value,
+Value ProgramBuilder::slice(const Value& value,
                             const std::vector<int64_t>& start,
                             const std::vector<int64_t>& limit,
                             const std::vector<int64_t>& strides) {
@@ -295,93 +295,94 @@ Value ProgramBuilder::Slice(const Value& value,
   for (size_t i = 0; i < start.size(); ++i) {
     dims.push_back((limit[i] - start[i] + strides[i] - 1) / strides[i]);
   }
-  return Op("slice", {value}, {value.type.element, dims},
-            fmt::format("start_indices = {}, limit_indices = {}, strides = {}",
-                        I64Array(start), I64Array(limit), I64Array(strides)));
+  return op(
+      "slice", {value}, {value.type.element, dims},
+      fmt::format("start_indices = {}, limit_indices = {}, strides = {}",
+                  i64_array(start), i64_array(limit), i64_array(strides)));
 }
 
-Value ProgramBuilder::Concatenate(const std::vector<Value>& values,
+Value ProgramBuilder::concatenate(const std::vector<Value>& values,
                                   int dimension) {
   Type type = values[0].type;
   type.dims[dimension] = 0;
   for (const Value& v : values) {
     type.dims[dimension] += v.type.dims[dimension];
   }
-  return Op("concatenate", values, type,
+  return op("concatenate", values, type,
             fmt::format("dimension = {} : i64", dimension));
 }
 
-Value ProgramBuilder::DynamicSlice(const Value& value,
-                                   const std::vector<Value>& starts,
-                                   const std::vector<int64_t>& sizes) {
+Value ProgramBuilder::dynamic_slice(const Value& value,
+                                    const std::vector<Value>& starts,
+                                    const std::vector<int64_t>& sizes) {
   std::vector<Value> operands{value};
   operands.insert(operands.end(), starts.begin(), starts.end());
-  return Op("dynamic_slice", operands, {value.type.element, sizes},
-            "slice_sizes = " + I64Array(sizes));
+  return op("dynamic_slice", operands, {value.type.element, sizes},
+            "slice_sizes = " + i64_array(sizes));
 }
 
-Value ProgramBuilder::DynamicUpdateSlice(const Value& value,
-                                         const Value& update,
-                                         const std::vector<Value>& starts) {
+Value ProgramBuilder::dynamic_update_slice(const Value& value,
+                                           const Value& update,
+                                           const std::vector<Value>& starts) {
   std::vector<Value> operands{value, update};
   operands.insert(operands.end(), starts.begin(), starts.end());
-  return Op("dynamic_update_slice", operands, value.type);
+  return op("dynamic_update_slice", operands, value.type);
 }
 
-Value ProgramBuilder::Reverse(const Value& value,
+Value ProgramBuilder::reverse(const Value& value,
                               const std::vector<int64_t>& dims) {
   if (dims.empty()) {
     return value;
   }
-  return Op("reverse", {value}, value.type, "dimensions = " + I64Array(dims));
+  return op("reverse", {value}, value.type, "dimensions = " + i64_array(dims));
 }
 
-Value ProgramBuilder::Convert(const Value& value, std::string_view element) {
+Value ProgramBuilder::convert(const Value& value, std::string_view element) {
   if (value.type.element == element) {
     return value;
   }
-  return Op("convert", {value}, {std::string(element), value.type.dims});
+  return op("convert", {value}, {std::string(element), value.type.dims});
 }
 
-Value ProgramBuilder::BitcastConvert(const Value& value, Type type) {
+Value ProgramBuilder::bitcast_convert(const Value& value, Type type) {
   if (value.type.element == type.element && value.type.dims == type.dims) {
     return value;
   }
-  return Op("bitcast_convert", {value}, std::move(type));
+  return op("bitcast_convert", {value}, std::move(type));
 }
 
-Value ProgramBuilder::Unary(std::string_view op, const Value& value) {
-  return Op(op, {value}, value.type);
+Value ProgramBuilder::unary(std::string_view name, const Value& value) {
+  return op(name, {value}, value.type);
 }
 
-Value ProgramBuilder::Binary(std::string_view op, const Value& a,
+Value ProgramBuilder::binary(std::string_view name, const Value& a,
                              const Value& b) {
-  return Op(op, {a, b}, a.type);
+  return op(name, {a, b}, a.type);
 }
 
-Value ProgramBuilder::Compare(const Value& a, const Value& b,
+Value ProgramBuilder::compare(const Value& a, const Value& b,
                               std::string_view direction) {
   const std::string& element = a.type.element;
-  const char* compare_type = IsFloatElement(element)      ? "FLOAT"
-                             : IsUnsignedElement(element) ? "UNSIGNED"
-                                                          : "SIGNED";
-  return Op(
+  const char* compare_type = is_float_element(element)      ? "FLOAT"
+                             : is_unsigned_element(element) ? "UNSIGNED"
+                                                            : "SIGNED";
+  return op(
       "compare", {a, b}, {"i1", a.type.dims},
       fmt::format("comparison_direction = #stablehlo<comparison_direction "
                   "{}>, compare_type = #stablehlo<comparison_type {}>",
                   direction, compare_type));
 }
 
-Value ProgramBuilder::Select(const Value& predicate, const Value& on_true,
+Value ProgramBuilder::select(const Value& predicate, const Value& on_true,
                              const Value& on_false) {
-  return Op("select", {predicate, on_true, on_false}, on_true.type);
+  return op("select", {predicate, on_true, on_false}, on_true.type);
 }
 
-Value ProgramBuilder::Like(const Value& like, double value) {
-  return Constant(like.type.element, value, like.type.dims);
+Value ProgramBuilder::like(const Value& like, double value) {
+  return constant(like.type.element, value, like.type.dims);
 }
 
-std::vector<Value> ProgramBuilder::Reduce(
+std::vector<Value> ProgramBuilder::reduce(
     const std::vector<Value>& inputs, const std::vector<Value>& inits,
     const std::vector<int64_t>& dims,
     const std::function<std::vector<Value>(const std::vector<Value>&)>&
@@ -409,24 +410,24 @@ std::vector<Value> ProgramBuilder::Reduce(
   }
   std::vector<Value> operands = inputs;
   operands.insert(operands.end(), inits.begin(), inits.end());
-  const std::string region = Region(scalars, combine);
-  return OpN("reduce", operands, results, "dimensions = " + I64Array(dims),
-             region);
+  const std::string body = region(scalars, combine);
+  return op_n("reduce", operands, results, "dimensions = " + i64_array(dims),
+              body);
 }
 
-Value ProgramBuilder::ReduceWith(const Value& input, const Value& init,
-                                 const std::vector<int64_t>& dims,
-                                 std::string_view op) {
-  return Reduce({input}, {init}, dims, [&](const std::vector<Value>& args) {
-    return std::vector<Value>{Binary(op, args[0], args[1])};
+Value ProgramBuilder::reduce_with(const Value& input, const Value& init,
+                                  const std::vector<int64_t>& dims,
+                                  std::string_view op) {
+  return reduce({input}, {init}, dims, [&](const std::vector<Value>& args) {
+    return std::vector<Value>{binary(op, args[0], args[1])};
   })[0];
 }
 
-Value ProgramBuilder::DotGeneral(const Value& lhs, const Value& rhs,
-                                 const std::vector<int64_t>& lhs_batch,
-                                 const std::vector<int64_t>& rhs_batch,
-                                 const std::vector<int64_t>& lhs_contract,
-                                 const std::vector<int64_t>& rhs_contract) {
+Value ProgramBuilder::dot_general(const Value& lhs, const Value& rhs,
+                                  const std::vector<int64_t>& lhs_batch,
+                                  const std::vector<int64_t>& rhs_batch,
+                                  const std::vector<int64_t>& lhs_contract,
+                                  const std::vector<int64_t>& rhs_contract) {
   // Result: batch dims, lhs free dims, rhs free dims.
   std::vector<int64_t> dims;
   for (int64_t d : lhs_batch) {
@@ -448,14 +449,14 @@ Value ProgramBuilder::DotGeneral(const Value& lhs, const Value& rhs,
   std::vector<std::string> fields;
   const auto field = [&](const char* name, const std::vector<int64_t>& v) {
     if (!v.empty()) {
-      fields.push_back(fmt::format("{} = {}", name, DimList(v)));
+      fields.push_back(fmt::format("{} = {}", name, dim_list(v)));
     }
   };
   field("lhs_batching_dimensions", lhs_batch);
   field("rhs_batching_dimensions", rhs_batch);
   field("lhs_contracting_dimensions", lhs_contract);
   field("rhs_contracting_dimensions", rhs_contract);
-  return Op("dot_general", {lhs, rhs}, {lhs.type.element, dims},
+  return op("dot_general", {lhs, rhs}, {lhs.type.element, dims},
             fmt::format("dot_dimension_numbers = #stablehlo.dot<{}>, "
                         "precision_config = [#stablehlo<precision HIGHEST>, "
                         "#stablehlo<precision HIGHEST>]",
@@ -465,7 +466,7 @@ Value ProgramBuilder::DotGeneral(const Value& lhs, const Value& rhs,
 namespace {
 
 // dense<[[l, h], ...]> : tensor<Nx2xi64> from (low, high) pairs.
-std::string PaddingAttribute(const std::vector<int64_t>& padding) {
+std::string padding_attribute(const std::vector<int64_t>& padding) {
   std::vector<std::string> pairs;
   for (size_t i = 0; i + 1 < padding.size(); i += 2) {
     pairs.push_back(fmt::format("[{}, {}]", padding[i], padding[i + 1]));
@@ -476,7 +477,7 @@ std::string PaddingAttribute(const std::vector<int64_t>& padding) {
 
 }  // namespace
 
-Value ProgramBuilder::Convolution(const Value& lhs, const Value& rhs,
+Value ProgramBuilder::convolution(const Value& lhs, const Value& rhs,
                                   Type result,
                                   std::string_view dimension_numbers,
                                   const std::vector<int64_t>& strides,
@@ -484,7 +485,7 @@ Value ProgramBuilder::Convolution(const Value& lhs, const Value& rhs,
                                   const std::vector<int64_t>& lhs_dilation,
                                   const std::vector<int64_t>& rhs_dilation,
                                   int64_t feature_groups) {
-  return Op(
+  return op(
       "convolution", {lhs, rhs}, std::move(result),
       fmt::format(
           "batch_group_count = 1 : i64, dimension_numbers = "
@@ -492,12 +493,12 @@ Value ProgramBuilder::Convolution(const Value& lhs, const Value& rhs,
           "lhs_dilation = {}, padding = {}, rhs_dilation = {}, "
           "window_strides = {}, precision_config = "
           "[#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]",
-          dimension_numbers, feature_groups, I64Array(lhs_dilation),
-          PaddingAttribute(padding), I64Array(rhs_dilation),
-          I64Array(strides)));
+          dimension_numbers, feature_groups, i64_array(lhs_dilation),
+          padding_attribute(padding), i64_array(rhs_dilation),
+          i64_array(strides)));
 }
 
-std::vector<Value> ProgramBuilder::ReduceWindow(
+std::vector<Value> ProgramBuilder::reduce_window(
     const std::vector<Value>& inputs, const std::vector<Value>& inits,
     const std::vector<int64_t>& window, const std::vector<int64_t>& strides,
     const std::vector<int64_t>& window_dilations,
@@ -516,16 +517,17 @@ std::vector<Value> ProgramBuilder::ReduceWindow(
   }
   std::vector<Value> operands = inputs;
   operands.insert(operands.end(), inits.begin(), inits.end());
-  const std::string region = Region(scalars, combine);
-  return OpN("reduce_window", operands, results,
-             fmt::format("window_dimensions = {}, window_strides = {}, "
-                         "window_dilations = {}, padding = {}",
-                         I64Array(window), I64Array(strides),
-                         I64Array(window_dilations), PaddingAttribute(padding)),
-             region);
+  const std::string body = region(scalars, combine);
+  return op_n(
+      "reduce_window", operands, results,
+      fmt::format("window_dimensions = {}, window_strides = {}, "
+                  "window_dilations = {}, padding = {}",
+                  i64_array(window), i64_array(strides),
+                  i64_array(window_dilations), padding_attribute(padding)),
+      body);
 }
 
-Value ProgramBuilder::Gather(const Value& operand, const Value& indices,
+Value ProgramBuilder::gather(const Value& operand, const Value& indices,
                              const std::vector<int64_t>& offset_dims,
                              const std::vector<int64_t>& collapsed_slice_dims,
                              const std::vector<int64_t>& start_index_map,
@@ -554,50 +556,52 @@ Value ProgramBuilder::Gather(const Value& operand, const Value& indices,
   }
   std::vector<std::string> fields;
   if (!offset_dims.empty()) {
-    fields.push_back("offset_dims = " + DimList(offset_dims));
+    fields.push_back("offset_dims = " + dim_list(offset_dims));
   }
   if (!collapsed_slice_dims.empty()) {
-    fields.push_back("collapsed_slice_dims = " + DimList(collapsed_slice_dims));
+    fields.push_back("collapsed_slice_dims = " +
+                     dim_list(collapsed_slice_dims));
   }
-  fields.push_back("start_index_map = " + DimList(start_index_map));
+  fields.push_back("start_index_map = " + dim_list(start_index_map));
   fields.push_back(fmt::format("index_vector_dim = {}", index_vector_dim));
-  return Op("gather", {operand, indices}, {operand.type.element, dims},
+  return op("gather", {operand, indices}, {operand.type.element, dims},
             fmt::format("dimension_numbers = #stablehlo.gather<{}>, "
                         "slice_sizes = {}, indices_are_sorted = false",
-                        fmt::join(fields, ", "), I64Array(slice_sizes)));
+                        fmt::join(fields, ", "), i64_array(slice_sizes)));
 }
 
-Value ProgramBuilder::Scatter(
+Value ProgramBuilder::scatter(
     const Value& operand, const Value& indices, const Value& updates,
     const std::vector<int64_t>& update_window_dims,
     const std::vector<int64_t>& inserted_window_dims,
     const std::vector<int64_t>& scatter_dims_to_operand_dims,
     std::string_view combine) {
   const Type scalar{operand.type.element, {}};
-  const std::string region =
-      Region({scalar, scalar}, [&](const std::vector<Value>& args) {
+  const std::string body =
+      region({scalar, scalar}, [&](const std::vector<Value>& args) {
         if (combine.empty()) {
           return std::vector<Value>{args[1]};
         }
-        return std::vector<Value>{Binary(combine, args[0], args[1])};
+        return std::vector<Value>{binary(combine, args[0], args[1])};
       });
   std::vector<std::string> fields;
   if (!update_window_dims.empty()) {
-    fields.push_back("update_window_dims = " + DimList(update_window_dims));
+    fields.push_back("update_window_dims = " + dim_list(update_window_dims));
   }
   if (!inserted_window_dims.empty()) {
-    fields.push_back("inserted_window_dims = " + DimList(inserted_window_dims));
+    fields.push_back("inserted_window_dims = " +
+                     dim_list(inserted_window_dims));
   }
   fields.push_back("scatter_dims_to_operand_dims = " +
-                   DimList(scatter_dims_to_operand_dims));
+                   dim_list(scatter_dims_to_operand_dims));
   fields.push_back(
       fmt::format("index_vector_dim = {}", indices.type.rank() - 1));
-  return OpN("scatter", {operand, indices, updates}, {operand.type},
-             fmt::format("scatter_dimension_numbers = "
-                         "#stablehlo.scatter<{}>, indices_are_sorted = false, "
-                         "unique_indices = false",
-                         fmt::join(fields, ", ")),
-             region)[0];
+  return op_n("scatter", {operand, indices, updates}, {operand.type},
+              fmt::format("scatter_dimension_numbers = "
+                          "#stablehlo.scatter<{}>, indices_are_sorted = false, "
+                          "unique_indices = false",
+                          fmt::join(fields, ", ")),
+              body)[0];
 }
 
 }  // namespace pjrt_bridge

@@ -1,22 +1,22 @@
-#include "lowering.h"
+#include "lowering.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
 
-#include "kernels.h"
-#include "kit/error.h"
+#include "kernels.hpp"
+#include "kit/error.hpp"
 
 namespace pjrt_bridge {
 namespace {
 
-const std::unordered_map<std::string_view, const KernelEntry*>& Lowerings() {
+const std::unordered_map<std::string_view, const KernelEntry*>& lowerings() {
   static const auto* table = [] {
     auto* map = new std::unordered_map<std::string_view, const KernelEntry*>;
-    for (auto family : {ElementwiseKernels(), ReductionKernels(),
-                        LinalgKernels(), IndexingKernels(), OptimKernels(),
-                        RandomKernels(), NnKernels(), ConvKernels()}) {
+    for (auto family : {elementwise_kernels(), reduction_kernels(),
+                        linalg_kernels(), indexing_kernels(), optim_kernels(),
+                        random_kernels(), nn_kernels(), conv_kernels()}) {
       for (const KernelEntry& entry : family) {
         map->emplace(entry.name, &entry);
       }
@@ -27,8 +27,8 @@ const std::unordered_map<std::string_view, const KernelEntry*>& Lowerings() {
 }
 
 // The dtype of the first tensor whose table dtype is the kernel's primary.
-hal_dtype PrimaryDtype(const LaunchSignature& signature,
-                       const hal_kernel_signature& table) {
+hal_dtype primary_dtype(const LaunchSignature& signature,
+                        const hal_kernel_signature& table) {
   for (size_t i = 0; i < signature.args.size() && i < table.num_args; ++i) {
     if (signature.args[i].kind == HAL_ARG_TENSOR && table.args[i].dtypes == 0) {
       return signature.args[i].dtype;
@@ -37,7 +37,7 @@ hal_dtype PrimaryDtype(const LaunchSignature& signature,
   return HAL_DTYPE_F32;
 }
 
-void HashCombine(size_t& seed, size_t value) {
+void hash_combine(size_t& seed, size_t value) {
   seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
 }
 
@@ -46,28 +46,28 @@ void HashCombine(size_t& seed, size_t value) {
 size_t LaunchSignatureHash::operator()(const LaunchSignature& signature) const {
   size_t seed = std::hash<std::string>()(signature.kernel);
   for (const ArgShape& a : signature.args) {
-    HashCombine(seed, static_cast<size_t>(a.kind));
-    HashCombine(seed, static_cast<size_t>(a.buffer));
-    HashCombine(seed, static_cast<size_t>(a.dtype));
-    for (int64_t v : a.sizes) HashCombine(seed, static_cast<size_t>(v));
-    for (int64_t v : a.strides) HashCombine(seed, static_cast<size_t>(v));
-    HashCombine(seed, static_cast<size_t>(a.i64));
-    HashCombine(seed, std::hash<double>()(a.f64));
+    hash_combine(seed, static_cast<size_t>(a.kind));
+    hash_combine(seed, static_cast<size_t>(a.buffer));
+    hash_combine(seed, static_cast<size_t>(a.dtype));
+    for (int64_t v : a.sizes) hash_combine(seed, static_cast<size_t>(v));
+    for (int64_t v : a.strides) hash_combine(seed, static_cast<size_t>(v));
+    hash_combine(seed, static_cast<size_t>(a.i64));
+    hash_combine(seed, std::hash<double>()(a.f64));
   }
   for (uint64_t bytes : signature.buffer_bytes) {
-    HashCombine(seed, static_cast<size_t>(bytes));
+    hash_combine(seed, static_cast<size_t>(bytes));
   }
   return seed;
 }
 
-Program LowerStandardKernel(const LaunchSignature& signature) {
-  const hal_kernel_signature& table = KernelSignature(signature.kernel);
-  const auto it = Lowerings().find(signature.kernel);
-  if (it == Lowerings().end()) {
-    driver_kit::Fail(HAL_STATUS_UNSUPPORTED, "{}: no lowering",
+Program lower_standard_kernel(const LaunchSignature& signature) {
+  const hal_kernel_signature& table = kernel_signature(signature.kernel);
+  const auto it = lowerings().find(signature.kernel);
+  if (it == lowerings().end()) {
+    driver_kit::fail(HAL_STATUS_UNSUPPORTED, "{}: no lowering",
                      signature.kernel);
   }
-  KernelLowering lowering(signature, PrimaryDtype(signature, table),
+  KernelLowering lowering(signature, primary_dtype(signature, table),
                           it->second->scalar_type);
   // A launch whose outputs are all empty (or left out) writes nothing; its
   // program returns no buffer (and gathers over empty inputs, which XLA
@@ -80,13 +80,13 @@ Program LowerStandardKernel(const LaunchSignature& signature) {
   if (writes) {
     it->second->lower(lowering);
   }
-  return lowering.Finish();
+  return lowering.finish();
 }
 
-LaunchDescription DescribeLaunch(
+LaunchDescription describe_launch(
     std::string_view kernel, std::span<const hal_arg> args,
     const std::function<Location(hal_devptr)>& locate) {
-  const hal_kernel_signature& table = KernelSignature(kernel);
+  const hal_kernel_signature& table = kernel_signature(kernel);
   LaunchDescription launch;
   launch.signature.kernel = std::string(kernel);
   for (size_t i = 0; i < args.size(); ++i) {
@@ -115,7 +115,7 @@ LaunchDescription DescribeLaunch(
         launch.offsets.push_back(static_cast<int64_t>(where.offset));
       }
     } else if (i < table.num_args &&
-               IsRuntimeScalar(table.args[i], given.kind)) {
+               is_runtime_scalar(table.args[i], given.kind)) {
       launch.scalars.push_back(given);
     } else if (given.kind == HAL_ARG_I64) {
       shape.i64 = given.value.i64;
@@ -127,7 +127,7 @@ LaunchDescription DescribeLaunch(
   return launch;
 }
 
-std::vector<std::byte> EncodeScalar(const hal_arg& value, hal_dtype type) {
+std::vector<std::byte> encode_scalar(const hal_arg& value, hal_dtype type) {
   const bool integer = value.kind == HAL_ARG_I64;
   std::vector<std::byte> bytes;
   const auto put = [&](const auto v) {
@@ -157,7 +157,7 @@ std::vector<std::byte> EncodeScalar(const hal_arg& value, hal_dtype type) {
       break;
     }
     default:
-      driver_kit::Fail(HAL_STATUS_INTERNAL, "no scalar parameter of dtype {}",
+      driver_kit::fail(HAL_STATUS_INTERNAL, "no scalar parameter of dtype {}",
                        static_cast<int>(type));
   }
   return bytes;
@@ -167,22 +167,23 @@ std::vector<std::byte> EncodeScalar(const hal_arg& value, hal_dtype type) {
 
 namespace {
 
-Value Buffer(ProgramBuilder& b, uint64_t bytes) {
-  return b.Param({"ui8", {static_cast<int64_t>(bytes)}});
+Value buffer_param(ProgramBuilder& b, uint64_t bytes) {
+  return b.param({"ui8", {static_cast<int64_t>(bytes)}});
 }
 
-Value OffsetAt(ProgramBuilder& b, const Value& offsets, int slot) {
-  return b.Reshape(b.Slice(offsets, {slot}, {slot + 1}, {1}), {});
+Value offset_at(ProgramBuilder& b, const Value& offsets, int slot) {
+  return b.reshape(b.slice(offsets, {slot}, {slot + 1}, {1}), {});
 }
 
 }  // namespace
 
-Program LowerCopyRange(uint64_t source_bytes, uint64_t destination_bytes,
-                       bool same_buffer, uint64_t bytes) {
+Program lower_copy_range(uint64_t source_bytes, uint64_t destination_bytes,
+                         bool same_buffer, uint64_t bytes) {
   ProgramBuilder b;
-  const Value source = Buffer(b, source_bytes);
-  const Value destination = same_buffer ? source : Buffer(b, destination_bytes);
-  const Value offsets = b.Param({"i64", {2}});
+  const Value source = buffer_param(b, source_bytes);
+  const Value destination =
+      same_buffer ? source : buffer_param(b, destination_bytes);
+  const Value offsets = b.param({"i64", {2}});
   Program program;
   program.param_buffers =
       same_buffer ? std::vector<int>{0} : std::vector<int>{0, 1};
@@ -190,34 +191,36 @@ Program LowerCopyRange(uint64_t source_bytes, uint64_t destination_bytes,
   program.result_buffers = {same_buffer ? 0 : 1};
   Value result = destination;
   if (bytes > 0) {
-    const Value data = b.DynamicSlice(source, {OffsetAt(b, offsets, 0)},
-                                      {static_cast<int64_t>(bytes)});
-    result = b.DynamicUpdateSlice(destination, data, {OffsetAt(b, offsets, 1)});
+    const Value data = b.dynamic_slice(source, {offset_at(b, offsets, 0)},
+                                       {static_cast<int64_t>(bytes)});
+    result =
+        b.dynamic_update_slice(destination, data, {offset_at(b, offsets, 1)});
   }
-  program.mlir = b.Finish({result});
+  program.mlir = b.finish({result});
   return program;
 }
 
-Program LowerFill(uint64_t buffer_bytes, uint64_t pattern_bytes,
-                  uint64_t bytes) {
+Program lower_fill(uint64_t buffer_bytes, uint64_t pattern_bytes,
+                   uint64_t bytes) {
   if (pattern_bytes == 0 || bytes % pattern_bytes != 0) {
-    driver_kit::Fail(HAL_STATUS_INVALID_ARGUMENT,
+    driver_kit::fail(HAL_STATUS_INVALID_ARGUMENT,
                      "fill of {} bytes with a {}-byte pattern", bytes,
                      pattern_bytes);
   }
   ProgramBuilder b;
-  const Value buffer = Buffer(b, buffer_bytes);
-  const Value pattern = Buffer(b, pattern_bytes);
-  const Value offsets = b.Param({"i64", {1}});
+  const Value buffer = buffer_param(b, buffer_bytes);
+  const Value pattern = buffer_param(b, pattern_bytes);
+  const Value offsets = b.param({"i64", {1}});
   Value result = buffer;
   if (bytes > 0) {
     const auto p = static_cast<int64_t>(pattern_bytes);
     const auto n = static_cast<int64_t>(bytes);
     const Value repeated =
-        b.Reshape(b.BroadcastInDim(pattern, {n / p, p}, {1}), {n});
-    result = b.DynamicUpdateSlice(buffer, repeated, {OffsetAt(b, offsets, 0)});
+        b.reshape(b.broadcast_in_dim(pattern, {n / p, p}, {1}), {n});
+    result =
+        b.dynamic_update_slice(buffer, repeated, {offset_at(b, offsets, 0)});
   }
-  return {.mlir = b.Finish({result}),
+  return {.mlir = b.finish({result}),
           .param_buffers = {0, 1},
           .num_offsets = 1,
           .scalar_params = {},
@@ -225,15 +228,15 @@ Program LowerFill(uint64_t buffer_bytes, uint64_t pattern_bytes,
           .check_status = {}};
 }
 
-Program LowerWriteRange(uint64_t buffer_bytes, uint64_t bytes) {
+Program lower_write_range(uint64_t buffer_bytes, uint64_t bytes) {
   ProgramBuilder b;
-  const Value buffer = Buffer(b, buffer_bytes);
-  const Value data = Buffer(b, bytes);
-  const Value offsets = b.Param({"i64", {1}});
-  const Value result =
-      bytes > 0 ? b.DynamicUpdateSlice(buffer, data, {OffsetAt(b, offsets, 0)})
-                : buffer;
-  return {.mlir = b.Finish({result}),
+  const Value buffer = buffer_param(b, buffer_bytes);
+  const Value data = buffer_param(b, bytes);
+  const Value offsets = b.param({"i64", {1}});
+  const Value result = bytes > 0 ? b.dynamic_update_slice(
+                                       buffer, data, {offset_at(b, offsets, 0)})
+                                 : buffer;
+  return {.mlir = b.finish({result}),
           .param_buffers = {0, 1},
           .num_offsets = 1,
           .scalar_params = {},
@@ -241,13 +244,13 @@ Program LowerWriteRange(uint64_t buffer_bytes, uint64_t bytes) {
           .check_status = {}};
 }
 
-Program LowerReadRange(uint64_t buffer_bytes, uint64_t bytes) {
+Program lower_read_range(uint64_t buffer_bytes, uint64_t bytes) {
   ProgramBuilder b;
-  const Value buffer = Buffer(b, buffer_bytes);
-  const Value offsets = b.Param({"i64", {1}});
-  const Value data = b.DynamicSlice(buffer, {OffsetAt(b, offsets, 0)},
-                                    {static_cast<int64_t>(bytes)});
-  return {.mlir = b.Finish({data}),
+  const Value buffer = buffer_param(b, buffer_bytes);
+  const Value offsets = b.param({"i64", {1}});
+  const Value data = b.dynamic_slice(buffer, {offset_at(b, offsets, 0)},
+                                     {static_cast<int64_t>(bytes)});
+  return {.mlir = b.finish({data}),
           .param_buffers = {0},
           .num_offsets = 1,
           .scalar_params = {},

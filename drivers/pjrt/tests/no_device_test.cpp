@@ -13,29 +13,29 @@
 #include <vector>
 
 #include "hal/driver.h"
-#include "kit/testing/fake_host.h"
+#include "kit/testing/fake_host.hpp"
 
 namespace {
 
 using driver_kit::testing::Result;
-using driver_kit::testing::Take;
+using driver_kit::testing::take;
 
 // Loads and initializes the driver at `path`, asks for its devices, and
 // returns the reason it gives for having none (its warning, which must
 // also be in device_open's error).
-std::string NoDeviceReason(const char* path) {
+std::string no_device_reason(const char* path) {
   std::string error;
-  const hal_driver_api* api = driver_kit::testing::LoadDriver(path, &error);
+  const hal_driver_api* api = driver_kit::testing::load_driver(path, &error);
   EXPECT_NE(api, nullptr) << error;
   if (api == nullptr) return "";
   int32_t count = -1;
-  const Result counted = Take(api->device_count(&count));
+  const Result counted = take(api->device_count(&count));
   EXPECT_EQ(counted.code, HAL_STATUS_OK) << counted.message;
   EXPECT_EQ(count, 0);
   hal_device* device = nullptr;
-  const Result opened = Take(api->device_open(0, &device));
+  const Result opened = take(api->device_open(0, &device));
   EXPECT_EQ(opened.code, HAL_STATUS_INVALID_ARGUMENT);
-  const std::vector<std::string> warnings = driver_kit::testing::Warnings();
+  const std::vector<std::string> warnings = driver_kit::testing::warnings();
   EXPECT_EQ(warnings.size(), 1u) << "the reason is logged once";
   if (warnings.empty()) return "";
   const std::string& reason = warnings.front();
@@ -49,7 +49,7 @@ std::string NoDeviceReason(const char* path) {
 }
 
 TEST(Tpu, LibtpuReportsNoDevice) {
-  const std::string reason = NoDeviceReason(HAL_TPU_DRIVER_PATH);
+  const std::string reason = no_device_reason(HAL_TPU_DRIVER_PATH);
   if (reason.find("libtpu.so (pip install libtpu") != std::string::npos) {
     GTEST_SKIP() << "libtpu is not installed: " << reason;
   }
@@ -61,7 +61,7 @@ TEST(Tpu, LibtpuReportsNoDevice) {
 }
 
 TEST(Trainium, NamesThePathsTried) {
-  const std::string reason = NoDeviceReason(HAL_TRAINIUM_DRIVER_PATH);
+  const std::string reason = no_device_reason(HAL_TRAINIUM_DRIVER_PATH);
   std::cout << "trainium driver: " << reason << "\n";
   for (const char* expected :
        {"libneuronpjrt.so", "$NEURON_LIBRARY_PATH (not set)",
@@ -72,7 +72,7 @@ TEST(Trainium, NamesThePathsTried) {
 }
 
 TEST(Generic, WithoutPluginNamesTheVariable) {
-  const std::string reason = NoDeviceReason(HAL_PJRT_DRIVER_PATH);
+  const std::string reason = no_device_reason(HAL_PJRT_DRIVER_PATH);
   EXPECT_NE(reason.find("$HAL_PJRT_PLUGIN (not set)"), std::string::npos)
       << reason;
 }
@@ -80,7 +80,7 @@ TEST(Generic, WithoutPluginNamesTheVariable) {
 TEST(Generic, RefusesALibraryThatIsNotAPlugin) {
   // The ctest entry points HAL_PJRT_PLUGIN at a HAL driver, which has no
   // GetPjrtApi.
-  const std::string reason = NoDeviceReason(HAL_PJRT_DRIVER_PATH);
+  const std::string reason = no_device_reason(HAL_PJRT_DRIVER_PATH);
   EXPECT_NE(reason.find("does not export GetPjrtApi"), std::string::npos)
       << reason;
 }

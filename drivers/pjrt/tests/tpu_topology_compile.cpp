@@ -22,17 +22,17 @@
 #include <sstream>
 #include <string>
 
-#include "client.h"
-#include "discovery.h"
-#include "kit/error.h"
-#include "plugin.h"
+#include "client.hpp"
+#include "discovery.hpp"
+#include "kit/error.hpp"
+#include "plugin.hpp"
 
 namespace {
 
 using pjrt_bridge::Plugin;
 namespace c = pjrt_bridge::c;
 
-std::string ReadFile(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
@@ -43,11 +43,11 @@ std::string ReadFile(const std::string& path) {
 }
 
 // Compiles one program for `topology`; throws driver_kit::Error on refusal.
-void CompileForTopology(const Plugin& plugin,
-                        const c::TopologyDescription* topology,
-                        const std::string& mlir) {
+void compile_for_topology(const Plugin& plugin,
+                          const c::TopologyDescription* topology,
+                          const std::string& mlir) {
   static const std::string kFormat = "mlir";
-  const std::string options = pjrt_bridge::SingleDeviceCompileOptions(false);
+  const std::string options = pjrt_bridge::single_device_compile_options(false);
   c::Program program{};
   program.struct_size = sizeof(program);
   program.code = const_cast<char*>(mlir.data());
@@ -60,24 +60,24 @@ void CompileForTopology(const Plugin& plugin,
   args.program = &program;
   args.compile_options = options.data();
   args.compile_options_size = options.size();
-  plugin.Check(plugin.api().Compile(&args), "PJRT_Compile");
+  plugin.check(plugin.api().Compile(&args), "PJRT_Compile");
   c::ExecutableDestroyArgs destroy{};
   destroy.struct_size = sizeof(destroy);
   destroy.executable = args.executable;
-  plugin.Check(plugin.api().Executable_Destroy(&destroy),
+  plugin.check(plugin.api().Executable_Destroy(&destroy),
                "PJRT_Executable_Destroy");
 }
 
-int Run(std::string libtpu, const std::string& topology_name,
+int run(std::string libtpu, const std::string& topology_name,
         const std::string& cases_dir) {
   setenv("TPU_SKIP_MDS_QUERY", "1", /*overwrite=*/0);
   if (libtpu == "-") {
     pjrt_bridge::PluginSearch search;
-    auto found = search.TryEnvironment("TPU_LIBRARY_PATH");
-    if (!found) found = search.TrySitePackages("libtpu/libtpu.so");
+    auto found = search.try_environment("TPU_LIBRARY_PATH");
+    if (!found) found = search.try_site_packages("libtpu/libtpu.so");
     if (!found) {
       try {
-        search.NotFound("libtpu.so");
+        search.not_found("libtpu.so");
       } catch (const driver_kit::Error& error) {
         std::cout << "SKIP: " << error.message << "\n";
         return 77;
@@ -85,11 +85,11 @@ int Run(std::string libtpu, const std::string& topology_name,
     }
     libtpu = *found;
   }
-  std::shared_ptr<Plugin> plugin = Plugin::Load(libtpu);
+  std::shared_ptr<Plugin> plugin = Plugin::load(libtpu);
   std::cout << fmt::format("libtpu {}: PJRT API 0.{}\n", libtpu,
                            plugin->minor_version());
-  if (!plugin->Has(offsetof(c::Api, Compile)) ||
-      !plugin->Has(offsetof(c::Api, TopologyDescription_Create))) {
+  if (!plugin->has(offsetof(c::Api, Compile)) ||
+      !plugin->has(offsetof(c::Api, TopologyDescription_Create))) {
     std::cout << "SKIP: the plugin has no topology compilation entries\n";
     return 77;
   }
@@ -98,7 +98,7 @@ int Run(std::string libtpu, const std::string& topology_name,
   create.topology_name = topology_name.data();
   create.topology_name_size = topology_name.size();
   try {
-    plugin->Check(plugin->api().TopologyDescription_Create(&create),
+    plugin->check(plugin->api().TopologyDescription_Create(&create),
                   "PJRT_TopologyDescription_Create");
   } catch (const driver_kit::Error& error) {
     std::cout << fmt::format(
@@ -109,14 +109,14 @@ int Run(std::string libtpu, const std::string& topology_name,
   c::TopologyDeviceDescriptionsArgs devices{};
   devices.struct_size = sizeof(devices);
   devices.topology = create.topology;
-  plugin->Check(
+  plugin->check(
       plugin->api().TopologyDescription_GetDeviceDescriptions(&devices),
       "PJRT_TopologyDescription_GetDeviceDescriptions");
   std::cout << fmt::format("topology \"{}\": {} device(s)\n", topology_name,
                            devices.num_descriptions);
 
   const nlohmann::json manifest =
-      nlohmann::json::parse(ReadFile(cases_dir + "/manifest.json"));
+      nlohmann::json::parse(read_file(cases_dir + "/manifest.json"));
   // The required dtypes of each kernel (its first lowered pair when it has
   // none): the optional dtypes run the same lowering code, and a TPU
   // compile takes a while.
@@ -143,8 +143,8 @@ int Run(std::string libtpu, const std::string& topology_name,
         pair.at("cases").front().at("dir").get<std::string>();
     kernels.try_emplace(kernel, true);
     try {
-      CompileForTopology(*plugin, create.topology,
-                         ReadFile(folder + "/program.mlir"));
+      compile_for_topology(*plugin, create.topology,
+                           read_file(folder + "/program.mlir"));
       ++compiled;
     } catch (const driver_kit::Error& error) {
       ++refused;
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return Run(argv[1], argv[2], argv[3]);
+    return run(argv[1], argv[2], argv[3]);
   } catch (const driver_kit::Error& error) {
     std::cerr << "error: " << error.message << "\n";
   } catch (const std::exception& error) {

@@ -11,14 +11,14 @@
 #include <cstdint>
 #include <optional>
 
-#include "device.h"
+#include "device.hpp"
 #include "hal/standard_kernels.h"
-#include "kernels/conv.h"
-#include "kernels/elementwise.h"
-#include "kernels/staging.h"
-#include "kit/conv_checks.h"
-#include "kit/dtype.h"
-#include "kit/error.h"
+#include "kernels/conv.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/staging.hpp"
+#include "kit/conv_checks.hpp"
+#include "kit/dtype.hpp"
+#include "kit/error.hpp"
 
 namespace vulkan {
 namespace {
@@ -42,7 +42,7 @@ enum Present : int64_t {
   kHasGradBias = 128,
 };
 
-int64_t PresentBits(
+int64_t present_bits(
     std::initializer_list<std::pair<const std::optional<TensorArg>*, Present>>
         tensors) {
   int64_t bits = 0;
@@ -54,7 +54,7 @@ int64_t PresentBits(
   return bits;
 }
 
-void RequireChannelDtypes(
+void require_channel_dtypes(
     const char* kernel, int32_t dtype,
     std::initializer_list<
         std::pair<const std::optional<TensorArg>*, const char*>>
@@ -62,24 +62,24 @@ void RequireChannelDtypes(
   for (const auto& [tensor, name] : tensors) {
     if (*tensor && (*tensor)->dtype() != dtype &&
         (*tensor)->dtype() != HAL_DTYPE_F32) {
-      driver_kit::Fail(
+      driver_kit::fail(
           HAL_STATUS_UNSUPPORTED,
           "{}: {} is {}; this driver takes per-channel tensors of in's dtype "
           "({}) or f32",
-          kernel, name, driver_kit::DtypeName((*tensor)->dtype()),
-          driver_kit::DtypeName(dtype));
+          kernel, name, driver_kit::dtype_name((*tensor)->dtype()),
+          driver_kit::dtype_name(dtype));
     }
   }
 }
 
-const TensorArg& OrAbsent(const std::optional<TensorArg>& tensor) {
-  static const TensorArg absent = AbsentTensor();
+const TensorArg& or_absent(const std::optional<TensorArg>& tensor) {
+  static const TensorArg absent = absent_tensor();
   return tensor ? *tensor : absent;
 }
 
 // A `float` argument in the variant's compute type.
-void PackFloat(ArgBlock& block, int32_t dtype, double value) {
-  PackScalar(block, dtype, ScalarArg{.is_integer = false, .f64 = value});
+void pack_float(ArgBlock& block, int32_t dtype, double value) {
+  pack_scalar(block, dtype, ScalarArg{.is_integer = false, .f64 = value});
 }
 
 // The statistics shaders' phases (shaders/conv/channel_sum.glsl).
@@ -105,78 +105,79 @@ struct ChannelSlices {
   hal_devptr partials = 0;
 
   // The phase's argument-block tail, after the shader's own arguments.
-  void Pack(ArgBlock& block, Phase phase) const {
-    block.I64(phase);
-    block.U64(partials);
-    block.I64(slices);
-    block.I64(slice_values);
+  void pack(ArgBlock& block, Phase phase) const {
+    block.i64(phase);
+    block.u64(partials);
+    block.i64(slices);
+    block.i64(slice_values);
   }
   // A workgroup per slice in the sliced phases, else per channel.
-  uint64_t Invocations(const KernelLaunch& launch, Phase phase) const {
+  uint64_t invocations(const KernelLaunch& launch, Phase phase) const {
     const bool sliced = phase == kSlices || phase == kDeviations;
     return static_cast<uint64_t>(channels * (sliced ? slices : 1)) *
            launch.device().workgroup_size();
   }
 };
 
-ChannelSlices SliceChannels(KernelLaunch& launch, int32_t dtype,
-                            int64_t channels, int64_t per_channel) {
+ChannelSlices slice_channels(KernelLaunch& launch, int32_t dtype,
+                             int64_t channels, int64_t per_channel) {
   ChannelSlices slicing{channels};
   const int64_t slice_values = kLaneSteps * launch.device().workgroup_size();
   if (per_channel > slice_values) {
     slicing.slice_values = slice_values;
     slicing.slices = (per_channel + slice_values - 1) / slice_values;
     const uint64_t compute_size = dtype == HAL_DTYPE_F64 ? 8 : 4;
-    slicing.partials = launch.Scratch(
+    slicing.partials = launch.scratch(
         static_cast<uint64_t>(channels * slicing.slices) * 2 * compute_size);
   }
   return slicing;
 }
 
-hal_devptr StatsScratch(KernelLaunch& launch, int32_t dtype, int64_t channels) {
+hal_devptr stats_scratch(KernelLaunch& launch, int32_t dtype,
+                         int64_t channels) {
   const uint64_t compute_size = dtype == HAL_DTYPE_F64 ? 8 : 4;
-  return launch.Scratch(static_cast<uint64_t>(channels * kStatsPerChannel) *
+  return launch.scratch(static_cast<uint64_t>(channels * kStatsPerChannel) *
                         compute_size);
 }
 
-void PrepareBatchNorm(KernelLaunch& launch, const hal_arg* args,
-                      uint32_t num_args) {
+void prepare_batch_norm(KernelLaunch& launch, const hal_arg* args,
+                        uint32_t num_args) {
   const driver_kit::BatchNormArgs bn =
-      driver_kit::CheckBatchNorm(launch.memory(), args, num_args);
+      driver_kit::check_batch_norm(launch.memory(), args, num_args);
   const int32_t dtype = bn.in.dtype();
-  RequireChannelDtypes(HAL_KERNEL_BATCH_NORM, dtype,
-                       {{&bn.save_mean, "save_mean"},
-                        {&bn.save_invstd, "save_invstd"},
-                        {&bn.weight, "weight"},
-                        {&bn.bias, "bias"},
-                        {&bn.running_mean, "running_mean"},
-                        {&bn.running_var, "running_var"}});
+  require_channel_dtypes(HAL_KERNEL_BATCH_NORM, dtype,
+                         {{&bn.save_mean, "save_mean"},
+                          {&bn.save_invstd, "save_invstd"},
+                          {&bn.weight, "weight"},
+                          {&bn.bias, "bias"},
+                          {&bn.running_mean, "running_mean"},
+                          {&bn.running_var, "running_var"}});
   // Training needs values in every channel (checked), so an empty input
   // leaves nothing to compute or update.
   if (bn.in.num_elements == 0) {
     return;
   }
   const int64_t channels = bn.layout.channels;
-  const hal_devptr stats = StatsScratch(launch, dtype, channels);
+  const hal_devptr stats = stats_scratch(launch, dtype, channels);
   // Evaluation reads no values: one pass.
-  const ChannelSlices slicing = SliceChannels(
-      launch, dtype, channels, bn.training ? bn.layout.Count() : 0);
+  const ChannelSlices slicing = slice_channels(
+      launch, dtype, channels, bn.training ? bn.layout.count() : 0);
   const auto statistics = [&](Phase phase) {
     ArgBlock block;
-    block.Tensor(bn.in);
-    block.Tensor(OrAbsent(bn.weight));
-    block.Tensor(OrAbsent(bn.bias));
-    block.Tensor(OrAbsent(bn.running_mean));
-    block.Tensor(OrAbsent(bn.running_var));
-    block.U64(stats);
-    block.I64(PresentBits({{&bn.weight, kHasWeight}, {&bn.bias, kHasBias}}));
-    block.I64(bn.training ? 1 : 0);
-    block.I64(bn.layout.Count());
-    block.I64(channels);
-    PackFloat(block, dtype, bn.eps);
-    slicing.Pack(block, phase);
-    launch.Dispatch(Variant("batch_norm_stats", dtype),
-                    slicing.Invocations(launch, phase), block);
+    block.tensor(bn.in);
+    block.tensor(or_absent(bn.weight));
+    block.tensor(or_absent(bn.bias));
+    block.tensor(or_absent(bn.running_mean));
+    block.tensor(or_absent(bn.running_var));
+    block.u64(stats);
+    block.i64(present_bits({{&bn.weight, kHasWeight}, {&bn.bias, kHasBias}}));
+    block.i64(bn.training ? 1 : 0);
+    block.i64(bn.layout.count());
+    block.i64(channels);
+    pack_float(block, dtype, bn.eps);
+    slicing.pack(block, phase);
+    launch.dispatch(variant("batch_norm_stats", dtype),
+                    slicing.invocations(launch, phase), block);
   };
   if (slicing.slices > 1) {
     for (const Phase phase : {kSlices, kMean, kDeviations, kCombine}) {
@@ -188,47 +189,47 @@ void PrepareBatchNorm(KernelLaunch& launch, const hal_arg* args,
   {
     StagedOutputs outputs(launch);
     ArgBlock block;
-    block.Tensor(outputs.Add(*bn.out, {&bn.in}, {&bn.in}));
-    block.Tensor(bn.in);
-    block.U64(stats);
-    block.I64(bn.layout.spatial);
-    block.I64(bn.in.num_elements);
-    launch.Dispatch(Variant("batch_norm_normalize", dtype),
+    block.tensor(outputs.add(*bn.out, {&bn.in}, {&bn.in}));
+    block.tensor(bn.in);
+    block.u64(stats);
+    block.i64(bn.layout.spatial);
+    block.i64(bn.in.num_elements);
+    launch.dispatch(variant("batch_norm_normalize", dtype),
                     static_cast<uint64_t>(bn.in.num_elements), block);
-    outputs.Store();
+    outputs.store();
   }
   if (bn.training) {
     ArgBlock block;
-    block.Tensor(OrAbsent(bn.save_mean));
-    block.Tensor(OrAbsent(bn.save_invstd));
-    block.Tensor(OrAbsent(bn.running_mean));
-    block.Tensor(OrAbsent(bn.running_var));
-    block.U64(stats);
-    block.I64(PresentBits({{&bn.save_mean, kHasSaveMean},
-                           {&bn.save_invstd, kHasSaveInvstd},
-                           {&bn.running_mean, kHasRunningMean},
-                           {&bn.running_var, kHasRunningVar}}));
-    block.I64(bn.layout.Count());
-    block.I64(channels);
-    PackFloat(block, dtype, bn.momentum);
-    launch.Dispatch(Variant("batch_norm_finish", dtype),
+    block.tensor(or_absent(bn.save_mean));
+    block.tensor(or_absent(bn.save_invstd));
+    block.tensor(or_absent(bn.running_mean));
+    block.tensor(or_absent(bn.running_var));
+    block.u64(stats);
+    block.i64(present_bits({{&bn.save_mean, kHasSaveMean},
+                            {&bn.save_invstd, kHasSaveInvstd},
+                            {&bn.running_mean, kHasRunningMean},
+                            {&bn.running_var, kHasRunningVar}}));
+    block.i64(bn.layout.count());
+    block.i64(channels);
+    pack_float(block, dtype, bn.momentum);
+    launch.dispatch(variant("batch_norm_finish", dtype),
                     static_cast<uint64_t>(channels), block);
   }
 }
 
-void PrepareBatchNormBackward(KernelLaunch& launch, const hal_arg* args,
-                              uint32_t num_args) {
+void prepare_batch_norm_backward(KernelLaunch& launch, const hal_arg* args,
+                                 uint32_t num_args) {
   const driver_kit::BatchNormBackwardArgs bn =
-      driver_kit::CheckBatchNormBackward(launch.memory(), args, num_args);
+      driver_kit::check_batch_norm_backward(launch.memory(), args, num_args);
   const int32_t dtype = bn.in.dtype();
-  RequireChannelDtypes(HAL_KERNEL_BATCH_NORM_BACKWARD, dtype,
-                       {{&bn.grad_weight, "grad_weight"},
-                        {&bn.grad_bias, "grad_bias"},
-                        {&bn.weight, "weight"},
-                        {&bn.running_mean, "running_mean"},
-                        {&bn.running_var, "running_var"},
-                        {&bn.save_mean, "save_mean"},
-                        {&bn.save_invstd, "save_invstd"}});
+  require_channel_dtypes(HAL_KERNEL_BATCH_NORM_BACKWARD, dtype,
+                         {{&bn.grad_weight, "grad_weight"},
+                          {&bn.grad_bias, "grad_bias"},
+                          {&bn.weight, "weight"},
+                          {&bn.running_mean, "running_mean"},
+                          {&bn.running_var, "running_var"},
+                          {&bn.save_mean, "save_mean"},
+                          {&bn.save_invstd, "save_invstd"}});
   // An empty batch still has (zero) parameter gradients to write.
   const int64_t channels = bn.layout.channels;
   const bool parameter_gradients = bn.grad_weight || bn.grad_bias;
@@ -236,25 +237,25 @@ void PrepareBatchNormBackward(KernelLaunch& launch, const hal_arg* args,
   if (channels == 0 || (!parameter_gradients && !input_gradient)) {
     return;
   }
-  const hal_devptr stats = StatsScratch(launch, dtype, channels);
+  const hal_devptr stats = stats_scratch(launch, dtype, channels);
   const ChannelSlices slicing =
-      SliceChannels(launch, dtype, channels, bn.layout.Count());
+      slice_channels(launch, dtype, channels, bn.layout.count());
   const auto statistics = [&](Phase phase) {
     ArgBlock block;
-    block.Tensor(bn.grad_out);
-    block.Tensor(bn.in);
-    block.Tensor(OrAbsent(bn.weight));
-    block.Tensor(bn.training ? *bn.save_mean : *bn.running_mean);
-    block.Tensor(bn.training ? *bn.save_invstd : *bn.running_var);
-    block.U64(stats);
-    block.I64(PresentBits({{&bn.weight, kHasWeight}}));
-    block.I64(bn.training ? 1 : 0);
-    block.I64(bn.layout.Count());
-    block.I64(channels);
-    PackFloat(block, dtype, bn.eps);
-    slicing.Pack(block, phase);
-    launch.Dispatch(Variant("batch_norm_backward_stats", dtype),
-                    slicing.Invocations(launch, phase), block);
+    block.tensor(bn.grad_out);
+    block.tensor(bn.in);
+    block.tensor(or_absent(bn.weight));
+    block.tensor(bn.training ? *bn.save_mean : *bn.running_mean);
+    block.tensor(bn.training ? *bn.save_invstd : *bn.running_var);
+    block.u64(stats);
+    block.i64(present_bits({{&bn.weight, kHasWeight}}));
+    block.i64(bn.training ? 1 : 0);
+    block.i64(bn.layout.count());
+    block.i64(channels);
+    pack_float(block, dtype, bn.eps);
+    slicing.pack(block, phase);
+    launch.dispatch(variant("batch_norm_backward_stats", dtype),
+                    slicing.invocations(launch, phase), block);
   };
   if (slicing.slices > 1) {
     statistics(kSlices);
@@ -265,36 +266,36 @@ void PrepareBatchNormBackward(KernelLaunch& launch, const hal_arg* args,
   if (input_gradient) {
     StagedOutputs outputs(launch);
     ArgBlock block;
-    block.Tensor(outputs.Add(*bn.grad_in, {&bn.grad_out, &bn.in},
+    block.tensor(outputs.add(*bn.grad_in, {&bn.grad_out, &bn.in},
                              {&bn.grad_out, &bn.in}));
-    block.Tensor(bn.grad_out);
-    block.Tensor(bn.in);
-    block.U64(stats);
-    block.I64(bn.training ? 1 : 0);
-    block.I64(bn.layout.spatial);
-    block.I64(bn.layout.Count());
-    block.I64(bn.in.num_elements);
-    launch.Dispatch(Variant("batch_norm_backward_grad_in", dtype),
+    block.tensor(bn.grad_out);
+    block.tensor(bn.in);
+    block.u64(stats);
+    block.i64(bn.training ? 1 : 0);
+    block.i64(bn.layout.spatial);
+    block.i64(bn.layout.count());
+    block.i64(bn.in.num_elements);
+    launch.dispatch(variant("batch_norm_backward_grad_in", dtype),
                     static_cast<uint64_t>(bn.in.num_elements), block);
-    outputs.Store();
+    outputs.store();
   }
   if (parameter_gradients) {
     ArgBlock block;
-    block.Tensor(OrAbsent(bn.grad_weight));
-    block.Tensor(OrAbsent(bn.grad_bias));
-    block.U64(stats);
-    block.I64(PresentBits(
+    block.tensor(or_absent(bn.grad_weight));
+    block.tensor(or_absent(bn.grad_bias));
+    block.u64(stats);
+    block.i64(present_bits(
         {{&bn.grad_weight, kHasGradWeight}, {&bn.grad_bias, kHasGradBias}}));
-    block.I64(channels);
-    launch.Dispatch(Variant("batch_norm_backward_finish", dtype),
+    block.i64(channels);
+    launch.dispatch(variant("batch_norm_backward_finish", dtype),
                     static_cast<uint64_t>(channels), block);
   }
 }
 
 }  // namespace
 
-const KernelDef kBatchNormKernel{HAL_KERNEL_BATCH_NORM, PrepareBatchNorm};
+const KernelDef kBatchNormKernel{HAL_KERNEL_BATCH_NORM, prepare_batch_norm};
 const KernelDef kBatchNormBackwardKernel{HAL_KERNEL_BATCH_NORM_BACKWARD,
-                                         PrepareBatchNormBackward};
+                                         prepare_batch_norm_backward};
 
 }  // namespace vulkan

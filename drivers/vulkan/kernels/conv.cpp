@@ -5,16 +5,16 @@
 // sums over chunks of grad_out's rows and then adds the chunks in order.
 // conv2d and the input gradient sum over (channel, kernel row) steps, in
 // several passes where there are many (CarriedSum).
-#include "kernels/conv.h"
+#include "kernels/conv.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "hal/standard_kernels.h"
-#include "kernels/elementwise.h"
-#include "kernels/staging.h"
-#include "kit/conv_checks.h"
+#include "kernels/elementwise.hpp"
+#include "kernels/staging.hpp"
+#include "kit/conv_checks.hpp"
 
 namespace vulkan {
 namespace {
@@ -23,61 +23,61 @@ using driver_kit::ConvGeometry;
 using driver_kit::TensorArg;
 
 // The seven ints of ConvParams in shaders/conv/spatial.glsl.
-void PackGeometry(ArgBlock& block, const ConvGeometry& g) {
+void pack_geometry(ArgBlock& block, const ConvGeometry& g) {
   for (const int64_t value : {g.stride_h, g.stride_w, g.pad_h, g.pad_w,
                               g.dilation_h, g.dilation_w, g.groups}) {
-    block.I64(value);
+    block.i64(value);
   }
 }
 
 // The (channel, kernel row) steps of conv2d and its input gradient, each a
 // loop over the kernel's columns.
-CarriedSum ChannelRowSteps(KernelLaunch& launch, int64_t channels,
-                           const hal_tensor& weight, int64_t outputs) {
+CarriedSum channel_row_steps(KernelLaunch& launch, int64_t channels,
+                             const hal_tensor& weight, int64_t outputs) {
   return CarriedSum(launch, channels * weight.sizes[2],
-                    StepsPerPass(weight.sizes[3] + 1), outputs);
+                    steps_per_pass(weight.sizes[3] + 1), outputs);
 }
 
-void PrepareConv2d(KernelLaunch& launch, const hal_arg* args,
-                   uint32_t num_args) {
+void prepare_conv2d(KernelLaunch& launch, const hal_arg* args,
+                    uint32_t num_args) {
   const driver_kit::Conv2dArgs conv =
-      driver_kit::CheckConv2d(launch.memory(), args, num_args);
+      driver_kit::check_conv2d(launch.memory(), args, num_args);
   if (conv.out.num_elements == 0) {
     return;
   }
   StagedOutputs outputs(launch);
-  const TensorArg& out = outputs.Add(
+  const TensorArg& out = outputs.add(
       conv.out, {&conv.in, &conv.weight, conv.bias ? &*conv.bias : nullptr});
   const hal_tensor& weight = conv.weight.tensor;
   const CarriedSum steps =
-      ChannelRowSteps(launch, weight.sizes[1], weight, conv.out.num_elements);
+      channel_row_steps(launch, weight.sizes[1], weight, conv.out.num_elements);
   for (int64_t pass = 0; pass < steps.passes(); ++pass) {
     ArgBlock block;
-    block.Tensor(out);
-    block.Tensor(conv.in);
-    block.Tensor(conv.weight);
-    block.Tensor(conv.bias ? *conv.bias : AbsentTensor());
-    block.I64(conv.bias ? 1 : 0);
-    PackGeometry(block, conv.g);
-    block.I64(conv.out.num_elements);
-    steps.Pack(block, pass);
-    launch.Dispatch(Variant("conv2d", conv.out.dtype()), conv.out.num_elements,
+    block.tensor(out);
+    block.tensor(conv.in);
+    block.tensor(conv.weight);
+    block.tensor(conv.bias ? *conv.bias : absent_tensor());
+    block.i64(conv.bias ? 1 : 0);
+    pack_geometry(block, conv.g);
+    block.i64(conv.out.num_elements);
+    steps.pack(block, pass);
+    launch.dispatch(variant("conv2d", conv.out.dtype()), conv.out.num_elements,
                     block);
   }
-  outputs.Store();
+  outputs.store();
 }
 
 // The gradients' common arguments: `grad` is the output, grad_out and
 // `other` (weight or in) the inputs, in the shader's argument order.
-ArgBlock GradientBlock(const TensorArg& grad,
-                       const driver_kit::Conv2dBackwardArgs& conv,
-                       int64_t count) {
+ArgBlock gradient_block(const TensorArg& grad,
+                        const driver_kit::Conv2dBackwardArgs& conv,
+                        int64_t count) {
   ArgBlock block;
-  block.Tensor(grad);
-  block.Tensor(conv.grad_out);
-  block.Tensor(conv.other);
-  PackGeometry(block, conv.g);
-  block.I64(count);
+  block.tensor(grad);
+  block.tensor(conv.grad_out);
+  block.tensor(conv.other);
+  pack_geometry(block, conv.g);
+  block.i64(count);
   return block;
 }
 
@@ -85,75 +85,76 @@ ArgBlock GradientBlock(const TensorArg& grad,
 // the group's output channels and kernel rows.
 // conv2d_backward_weight: a sum per grad_weight element and chunk of rows,
 // then, for more than one chunk, a pass adding each element's sums in order.
-void DispatchGradient(KernelLaunch& launch, const char* kernel,
-                      const driver_kit::Conv2dBackwardArgs& conv, bool weight) {
+void dispatch_gradient(KernelLaunch& launch, const char* kernel,
+                       const driver_kit::Conv2dBackwardArgs& conv,
+                       bool weight) {
   if (conv.grad.num_elements == 0) {
     return;
   }
   StagedOutputs outputs(launch);
-  const TensorArg& grad = outputs.Add(conv.grad, {&conv.grad_out, &conv.other});
-  const std::string variant = Variant(kernel, conv.grad.dtype());
+  const TensorArg& grad = outputs.add(conv.grad, {&conv.grad_out, &conv.other});
+  const std::string shader = variant(kernel, conv.grad.dtype());
   const int64_t elements = conv.grad.num_elements;
   if (!weight) {
     const hal_tensor& w = conv.other.tensor;
     const CarriedSum steps =
-        ChannelRowSteps(launch, w.sizes[0] / conv.g.groups, w, elements);
+        channel_row_steps(launch, w.sizes[0] / conv.g.groups, w, elements);
     for (int64_t pass = 0; pass < steps.passes(); ++pass) {
-      ArgBlock block = GradientBlock(grad, conv, elements);
-      steps.Pack(block, pass);
-      launch.Dispatch(variant, elements, block);
+      ArgBlock block = gradient_block(grad, conv, elements);
+      steps.pack(block, pass);
+      launch.dispatch(shader, elements, block);
     }
-    outputs.Store();
+    outputs.store();
     return;
   }
   const hal_tensor& grad_out = conv.grad_out.tensor;
   const int64_t rows = grad_out.sizes[0] * grad_out.sizes[2];
   // (n, y) rows of grad_out per chunk, each a loop over its columns.
-  const int64_t chunk = StepsPerPass(grad_out.sizes[3] + 1);
+  const int64_t chunk = steps_per_pass(grad_out.sizes[3] + 1);
   const int64_t parts = std::max<int64_t>(1, (rows + chunk - 1) / chunk);
   const hal_devptr records =
-      parts > 1 ? launch.Scratch(static_cast<uint64_t>(elements * parts) * 8)
+      parts > 1 ? launch.scratch(static_cast<uint64_t>(elements * parts) * 8)
                 : 0;
   const auto dispatch = [&](int64_t stage, int64_t count) {
-    ArgBlock block = GradientBlock(grad, conv, count);
-    block.U64(records);
-    block.I64(stage);
-    block.I64(chunk);
-    block.I64(parts);
-    launch.Dispatch(variant, static_cast<uint64_t>(count), block);
+    ArgBlock block = gradient_block(grad, conv, count);
+    block.u64(records);
+    block.i64(stage);
+    block.i64(chunk);
+    block.i64(parts);
+    launch.dispatch(shader, static_cast<uint64_t>(count), block);
   };
   dispatch(0, elements * parts);
   if (parts > 1) {
     dispatch(1, elements);
   }
-  outputs.Store();
+  outputs.store();
 }
 
-void PrepareConv2dBackwardInput(KernelLaunch& launch, const hal_arg* args,
-                                uint32_t num_args) {
-  DispatchGradient(
+void prepare_conv2d_backward_input(KernelLaunch& launch, const hal_arg* args,
+                                   uint32_t num_args) {
+  dispatch_gradient(
       launch, HAL_KERNEL_CONV2D_BACKWARD_INPUT,
-      driver_kit::CheckConv2dBackwardInput(launch.memory(), args, num_args),
+      driver_kit::check_conv2d_backward_input(launch.memory(), args, num_args),
       false);
 }
 
-void PrepareConv2dBackwardWeight(KernelLaunch& launch, const hal_arg* args,
-                                 uint32_t num_args) {
-  DispatchGradient(
+void prepare_conv2d_backward_weight(KernelLaunch& launch, const hal_arg* args,
+                                    uint32_t num_args) {
+  dispatch_gradient(
       launch, HAL_KERNEL_CONV2D_BACKWARD_WEIGHT,
-      driver_kit::CheckConv2dBackwardWeight(launch.memory(), args, num_args),
+      driver_kit::check_conv2d_backward_weight(launch.memory(), args, num_args),
       true);
 }
 
 }  // namespace
 
-const KernelDef kConv2dKernel{HAL_KERNEL_CONV2D, PrepareConv2d};
+const KernelDef kConv2dKernel{HAL_KERNEL_CONV2D, prepare_conv2d};
 const KernelDef kConv2dBackwardInputKernel{HAL_KERNEL_CONV2D_BACKWARD_INPUT,
-                                           PrepareConv2dBackwardInput};
+                                           prepare_conv2d_backward_input};
 const KernelDef kConv2dBackwardWeightKernel{HAL_KERNEL_CONV2D_BACKWARD_WEIGHT,
-                                            PrepareConv2dBackwardWeight};
+                                            prepare_conv2d_backward_weight};
 
-KernelList ConvKernels() {
+KernelList conv_kernels() {
   static constexpr const KernelDef* kKernels[] = {&kConv2dKernel,
                                                   &kConv2dBackwardInputKernel,
                                                   &kConv2dBackwardWeightKernel,

@@ -1,26 +1,26 @@
 // fill(out, value) and copy(out, in) (table/elementwise.json).
-#include "kernels/copy.h"
+#include "kernels/copy.hpp"
 
 #include <fmt/format.h>
 
 #include "hal/standard_kernels.h"
-#include "kit/dtype.h"
+#include "kit/dtype.hpp"
 
 namespace vulkan {
 namespace {
 
 using driver_kit::ArgChecker;
-using driver_kit::DtypeName;
+using driver_kit::dtype_name;
 using driver_kit::ScalarArg;
 using driver_kit::TensorArg;
 
 // A dense row-major tensor of `like`'s shape and `dtype` in launch scratch.
-TensorArg DenseScratch(KernelLaunch& launch, const TensorArg& like) {
+TensorArg dense_scratch(KernelLaunch& launch, const TensorArg& like) {
   TensorArg dense = like;
   hal_tensor& t = dense.tensor;
   const uint64_t bytes =
       static_cast<uint64_t>(like.num_elements * like.element_size);
-  t.data = launch.Scratch(bytes);
+  t.data = launch.scratch(bytes);
   int64_t stride = 1;
   for (int d = t.rank - 1; d >= 0; --d) {
     t.strides[d] = stride;
@@ -31,98 +31,100 @@ TensorArg DenseScratch(KernelLaunch& launch, const TensorArg& like) {
   return dense;
 }
 
-void DispatchCopy(KernelLaunch& launch, const TensorArg& out,
-                  const TensorArg& in) {
+void dispatch_copy(KernelLaunch& launch, const TensorArg& out,
+                   const TensorArg& in) {
   ArgBlock block;
-  block.Tensor(out);
-  block.Tensor(in);
-  block.U64(static_cast<uint64_t>(out.num_elements));
-  launch.Dispatch(
-      fmt::format("copy_{}_{}", DtypeName(out.dtype()), DtypeName(in.dtype())),
-      static_cast<uint64_t>(out.num_elements), block);
+  block.tensor(out);
+  block.tensor(in);
+  block.u64(static_cast<uint64_t>(out.num_elements));
+  launch.dispatch(fmt::format("copy_{}_{}", dtype_name(out.dtype()),
+                              dtype_name(in.dtype())),
+                  static_cast<uint64_t>(out.num_elements), block);
 }
 
-void PrepareCopy(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void prepare_copy(KernelLaunch& launch, const hal_arg* args,
+                  uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_COPY, launch.memory(), args, num_args, 2);
-  const TensorArg out = check.Tensor(0, "out");
-  const TensorArg in = check.Tensor(1, "in");
-  check.SameShape(in, "in", out, "out");
-  RecordCopy(launch, out, in);
+  const TensorArg out = check.tensor(0, "out");
+  const TensorArg in = check.tensor(1, "in");
+  check.same_shape(in, "in", out, "out");
+  record_copy(launch, out, in);
 }
 
 // The value converted to out's dtype under copy's rules, then widened to the
 // shader's compute type (exact), so the shader's store reproduces it.
-void PackFillValue(ArgBlock& block, int32_t dtype, const ScalarArg& value) {
+void pack_fill_value(ArgBlock& block, int32_t dtype, const ScalarArg& value) {
   using namespace driver_kit;
   switch (dtype) {
     case HAL_DTYPE_F32:
-      block.F32(value.As<float>());
+      block.f32(value.as<float>());
       return;
     case HAL_DTYPE_F16:
-      block.F32(HalfToFloat(value.As<Half>()));
+      block.f32(half_to_float(value.as<Half>()));
       return;
     case HAL_DTYPE_F64:
-      block.F64(value.As<double>());
+      block.f64(value.as<double>());
       return;
     case HAL_DTYPE_I64:
-      block.I64(value.As<int64_t>());
+      block.i64(value.as<int64_t>());
       return;
     case HAL_DTYPE_I32:
-      block.I64(value.As<int32_t>());
+      block.i64(value.as<int32_t>());
       return;
     case HAL_DTYPE_I16:
-      block.I64(value.As<int16_t>());
+      block.i64(value.as<int16_t>());
       return;
     case HAL_DTYPE_I8:
-      block.I64(value.As<int8_t>());
+      block.i64(value.as<int8_t>());
       return;
     case HAL_DTYPE_U8:
-      block.I64(value.As<uint8_t>());
+      block.i64(value.as<uint8_t>());
       return;
     case HAL_DTYPE_BOOL:
-      block.I64(value.As<Bool8>().value);
+      block.i64(value.as<Bool8>().value);
       return;
     default:
-      Fail(HAL_STATUS_UNSUPPORTED, "fill: dtype {} is not supported",
-           DtypeName(dtype));
+      fail(HAL_STATUS_UNSUPPORTED, "fill: dtype {} is not supported",
+           dtype_name(dtype));
   }
 }
 
-void PrepareFill(KernelLaunch& launch, const hal_arg* args, uint32_t num_args) {
+void prepare_fill(KernelLaunch& launch, const hal_arg* args,
+                  uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_FILL, launch.memory(), args, num_args, 2);
-  const TensorArg out = check.Tensor(0, "out");
-  const ScalarArg value = check.Scalar(1, "value");
+  const TensorArg out = check.tensor(0, "out");
+  const ScalarArg value = check.scalar(1, "value");
   if (out.num_elements == 0) {
     return;
   }
   ArgBlock block;
-  block.Tensor(out);
-  PackFillValue(block, out.dtype(), value);
-  block.U64(static_cast<uint64_t>(out.num_elements));
-  launch.Dispatch(fmt::format("fill_{}", DtypeName(out.dtype())),
+  block.tensor(out);
+  pack_fill_value(block, out.dtype(), value);
+  block.u64(static_cast<uint64_t>(out.num_elements));
+  launch.dispatch(fmt::format("fill_{}", dtype_name(out.dtype())),
                   static_cast<uint64_t>(out.num_elements), block);
 }
 
-const KernelDef kFillKernel{HAL_KERNEL_FILL, PrepareFill};
-const KernelDef kCopyKernel{HAL_KERNEL_COPY, PrepareCopy};
+const KernelDef kFillKernel{HAL_KERNEL_FILL, prepare_fill};
+const KernelDef kCopyKernel{HAL_KERNEL_COPY, prepare_copy};
 constexpr const KernelDef* kKernels[] = {&kFillKernel, &kCopyKernel};
 
 }  // namespace
 
-void RecordCopy(KernelLaunch& launch, const TensorArg& out,
-                const TensorArg& in) {
+void record_copy(KernelLaunch& launch, const TensorArg& out,
+                 const TensorArg& in) {
   if (out.num_elements == 0) {
     return;
   }
-  if (!out.Overlaps(in)) {
-    DispatchCopy(launch, out, in);
+  if (!out.overlaps(in)) {
+    dispatch_copy(launch, out, in);
     return;
   }
-  const TensorArg staged = DenseScratch(launch, in);
-  DispatchCopy(launch, staged, in);
-  DispatchCopy(launch, out, staged);
+  const TensorArg staged = dense_scratch(launch, in);
+  dispatch_copy(launch, staged, in);
+  dispatch_copy(launch, out, staged);
 }
 
-KernelList CopyKernels() { return kKernels; }
+KernelList copy_kernels() { return kKernels; }
 
 }  // namespace vulkan

@@ -4,8 +4,8 @@
 // same map, out[i] = f(in0[i], in1[i], in2[i]) in shaders/elementwise/
 // map.comp, so a kernel here is a row of kMapKernels: its dtypes, inputs and
 // extra argument, validated as cpu_ref validates them (kit/
-// elementwise_checks.h).
-#include "kernels/elementwise.h"
+// elementwise_checks.hpp).
+#include "kernels/elementwise.hpp"
 
 #include <array>
 #include <cstdint>
@@ -13,38 +13,38 @@
 #include <vector>
 
 #include "fmt/format.h"
-#include "kit/dtype.h"
-#include "kit/elementwise_checks.h"
-#include "kit/error.h"
+#include "kit/dtype.hpp"
+#include "kit/elementwise_checks.hpp"
+#include "kit/error.hpp"
 
 namespace vulkan {
 
 using driver_kit::ArgChecker;
 using driver_kit::ElementwiseInput;
-using driver_kit::Fail;
+using driver_kit::fail;
 using driver_kit::ScalarArg;
 using driver_kit::TensorArg;
 
-std::string Variant(std::string_view kernel, int32_t dtype) {
-  return fmt::format("{}_{}", kernel, driver_kit::DtypeName(dtype));
+std::string variant(std::string_view kernel, int32_t dtype) {
+  return fmt::format("{}_{}", kernel, driver_kit::dtype_name(dtype));
 }
 
-void PackScalar(ArgBlock& block, int32_t dtype, const ScalarArg& scalar) {
+void pack_scalar(ArgBlock& block, int32_t dtype, const ScalarArg& scalar) {
   switch (dtype) {
     case HAL_DTYPE_F32:
     case HAL_DTYPE_F16:
-      block.F32(scalar.As<float>());
+      block.f32(scalar.as<float>());
       return;
     case HAL_DTYPE_F64:
-      block.F64(scalar.As<double>());
+      block.f64(scalar.as<double>());
       return;
     default:
-      block.I64(scalar.As<int64_t>());
+      block.i64(scalar.as<int64_t>());
       return;
   }
 }
 
-bool SameView(const TensorArg& a, const TensorArg& b) {
+bool same_view(const TensorArg& a, const TensorArg& b) {
   if (a.tensor.data != b.tensor.data || a.rank() != b.rank() ||
       a.element_size != b.element_size) {
     return false;
@@ -68,36 +68,36 @@ struct MapArgs {
   int64_t mode = 0;
 };
 
-void DispatchMap(KernelLaunch& launch, std::string_view kernel, int32_t dtype,
-                 const MapArgs& map) {
+void dispatch_map(KernelLaunch& launch, std::string_view kernel, int32_t dtype,
+                  const MapArgs& map) {
   ArgBlock block;
-  block.Tensor(map.dest);
+  block.tensor(map.dest);
   int64_t scalar_inputs = 0;
   for (size_t k = 0; k < map.inputs.size(); ++k) {
     const ElementwiseInput& input = map.inputs[k];
-    block.Tensor(input.tensor ? *input.tensor : TensorArg{});
+    block.tensor(input.tensor ? *input.tensor : TensorArg{});
     if (!input.tensor) scalar_inputs |= int64_t{1} << k;
   }
   for (const ElementwiseInput& input : map.inputs) {
-    PackScalar(block, dtype, input.scalar);
+    pack_scalar(block, dtype, input.scalar);
   }
   for (const ScalarArg& param : map.params) {
-    PackScalar(block, dtype, param);
+    pack_scalar(block, dtype, param);
   }
-  block.I64(scalar_inputs);
-  block.I64(map.mode);
-  block.U64(static_cast<uint64_t>(map.dest.num_elements));
-  launch.Dispatch(Variant(kernel, dtype),
+  block.i64(scalar_inputs);
+  block.i64(map.mode);
+  block.u64(static_cast<uint64_t>(map.dest.num_elements));
+  launch.dispatch(variant(kernel, dtype),
                   static_cast<uint64_t>(map.dest.num_elements), block);
 }
 
 }  // namespace
 
-TensorArg StageInput(KernelLaunch& launch, const TensorArg& tensor) {
+TensorArg stage_input(KernelLaunch& launch, const TensorArg& tensor) {
   TensorArg staged = tensor;
   const uint64_t bytes =
       static_cast<uint64_t>(tensor.num_elements * tensor.element_size);
-  staged.tensor.data = launch.Scratch(bytes);
+  staged.tensor.data = launch.scratch(bytes);
   int64_t stride = 1;
   for (int d = tensor.rank() - 1; d >= 0; --d) {
     staged.tensor.strides[d] = stride;
@@ -107,14 +107,14 @@ TensorArg StageInput(KernelLaunch& launch, const TensorArg& tensor) {
   staged.end_byte = staged.tensor.data + bytes;
   MapArgs map{.dest = staged};
   map.inputs[0].tensor = tensor;
-  DispatchMap(launch, "stage", tensor.dtype(), map);
+  dispatch_map(launch, "stage", tensor.dtype(), map);
   return staged;
 }
 
-TensorArg ReadBeforeWrite(KernelLaunch& launch, const TensorArg& tensor,
-                          const TensorArg& written) {
-  if (!tensor.Overlaps(written) || SameView(tensor, written)) return tensor;
-  return StageInput(launch, tensor);
+TensorArg read_before_write(KernelLaunch& launch, const TensorArg& tensor,
+                            const TensorArg& written) {
+  if (!tensor.overlaps(written) || same_view(tensor, written)) return tensor;
+  return stage_input(launch, tensor);
 }
 
 namespace {
@@ -123,8 +123,8 @@ using driver_kit::kAllDtypes;
 using driver_kit::kFloatDtypes;
 using driver_kit::kIntegerDtypes;
 using driver_kit::kNumericDtypes;
-using driver_kit::RequireDtype;
-using driver_kit::RequireIntegralScalar;
+using driver_kit::require_dtype;
+using driver_kit::require_integral_scalar;
 
 constexpr uint32_t kBitwiseDtypes =
     kIntegerDtypes | HAL_DTYPE_BIT(HAL_DTYPE_BOOL);
@@ -164,10 +164,10 @@ struct MapKernel {
   }
 };
 
-constexpr MapKernel Unary(const char* name, uint32_t dtypes) {
+constexpr MapKernel unary(const char* name, uint32_t dtypes) {
   return {.name = name, .dtypes = dtypes, .inputs = {"in"}};
 }
-constexpr MapKernel Backward(const char* name, const char* saved,
+constexpr MapKernel backward(const char* name, const char* saved,
                              uint32_t dtypes = kFloatDtypes,
                              Extra extra = Extra::kNone) {
   return {.name = name,
@@ -175,7 +175,7 @@ constexpr MapKernel Backward(const char* name, const char* saved,
           .inputs = {"grad_out", saved},
           .extra = extra};
 }
-constexpr MapKernel Binary(const char* name, uint32_t dtypes,
+constexpr MapKernel binary(const char* name, uint32_t dtypes,
                            Extra extra = Extra::kNone) {
   return {.name = name,
           .dtypes = dtypes,
@@ -183,7 +183,7 @@ constexpr MapKernel Binary(const char* name, uint32_t dtypes,
           .scalar_ok = 0b10,
           .extra = extra};
 }
-constexpr MapKernel BoolBinary(const char* name) {
+constexpr MapKernel bool_binary(const char* name) {
   return {.name = name,
           .dtypes = kAllDtypes,
           .inputs = {"a", "b"},
@@ -192,59 +192,59 @@ constexpr MapKernel BoolBinary(const char* name) {
 }
 
 constexpr MapKernel kMapKernels[] = {
-    Unary("neg", kNumericDtypes),
-    Unary("abs", kNumericDtypes),
-    Unary("exp", kFloatDtypes),
-    Unary("log", kFloatDtypes),
-    Unary("log1p", kFloatDtypes),
-    Unary("expm1", kFloatDtypes),
-    Unary("sqrt", kFloatDtypes),
-    Unary("rsqrt", kFloatDtypes),
-    Unary("sin", kFloatDtypes),
-    Unary("cos", kFloatDtypes),
-    Unary("tanh", kFloatDtypes),
-    Unary("sigmoid", kFloatDtypes),
-    Unary("relu", kNumericDtypes),
+    unary("neg", kNumericDtypes),
+    unary("abs", kNumericDtypes),
+    unary("exp", kFloatDtypes),
+    unary("log", kFloatDtypes),
+    unary("log1p", kFloatDtypes),
+    unary("expm1", kFloatDtypes),
+    unary("sqrt", kFloatDtypes),
+    unary("rsqrt", kFloatDtypes),
+    unary("sin", kFloatDtypes),
+    unary("cos", kFloatDtypes),
+    unary("tanh", kFloatDtypes),
+    unary("sigmoid", kFloatDtypes),
+    unary("relu", kNumericDtypes),
     {.name = "gelu",
      .dtypes = kFloatDtypes,
      .inputs = {"in"},
      .extra = Extra::kApproximate},
-    Unary("silu", kFloatDtypes),
-    Unary("erf", kFloatDtypes),
-    Unary("reciprocal", kFloatDtypes),
-    Unary("sign", kNumericDtypes),
-    Unary("floor", kNumericDtypes),
-    Unary("ceil", kNumericDtypes),
-    Unary("round", kNumericDtypes),
-    Unary("trunc", kNumericDtypes),
+    unary("silu", kFloatDtypes),
+    unary("erf", kFloatDtypes),
+    unary("reciprocal", kFloatDtypes),
+    unary("sign", kNumericDtypes),
+    unary("floor", kNumericDtypes),
+    unary("ceil", kNumericDtypes),
+    unary("round", kNumericDtypes),
+    unary("trunc", kNumericDtypes),
     {.name = "logical_not",
      .dtypes = kAllDtypes,
      .inputs = {"in"},
      .bool_out = true},
-    Backward("threshold_backward", "self", kNumericDtypes, Extra::kThreshold),
-    Backward("sigmoid_backward", "y"),
-    Backward("tanh_backward", "y"),
-    Backward("gelu_backward", "x", kFloatDtypes, Extra::kApproximate),
-    Backward("silu_backward", "x"),
-    Binary("add", kNumericDtypes, Extra::kAlpha),
-    Binary("sub", kNumericDtypes, Extra::kAlpha),
-    Binary("mul", kAllDtypes),
-    Binary("div", kNumericDtypes, Extra::kRoundingMode),
-    Binary("pow", kFloatDtypes),
-    Binary("maximum", kAllDtypes),
-    Binary("minimum", kAllDtypes),
-    BoolBinary("eq"),
-    BoolBinary("ne"),
-    BoolBinary("lt"),
-    BoolBinary("le"),
-    BoolBinary("gt"),
-    BoolBinary("ge"),
-    BoolBinary("logical_and"),
-    BoolBinary("logical_or"),
-    BoolBinary("logical_xor"),
-    Binary("bitwise_and", kBitwiseDtypes),
-    Binary("bitwise_or", kBitwiseDtypes),
-    Binary("bitwise_xor", kBitwiseDtypes),
+    backward("threshold_backward", "self", kNumericDtypes, Extra::kThreshold),
+    backward("sigmoid_backward", "y"),
+    backward("tanh_backward", "y"),
+    backward("gelu_backward", "x", kFloatDtypes, Extra::kApproximate),
+    backward("silu_backward", "x"),
+    binary("add", kNumericDtypes, Extra::kAlpha),
+    binary("sub", kNumericDtypes, Extra::kAlpha),
+    binary("mul", kAllDtypes),
+    binary("div", kNumericDtypes, Extra::kRoundingMode),
+    binary("pow", kFloatDtypes),
+    binary("maximum", kAllDtypes),
+    binary("minimum", kAllDtypes),
+    bool_binary("eq"),
+    bool_binary("ne"),
+    bool_binary("lt"),
+    bool_binary("le"),
+    bool_binary("gt"),
+    bool_binary("ge"),
+    bool_binary("logical_and"),
+    bool_binary("logical_or"),
+    bool_binary("logical_xor"),
+    binary("bitwise_and", kBitwiseDtypes),
+    binary("bitwise_or", kBitwiseDtypes),
+    binary("bitwise_xor", kBitwiseDtypes),
     {.name = "where",
      .dtypes = kAllDtypes,
      .inputs = {"cond", "a", "b"},
@@ -269,19 +269,19 @@ constexpr MapKernel kMapKernels[] = {
 };
 
 // An int argument that selects one of `count` behaviours.
-int64_t Choice(const ArgChecker& check, uint32_t index, const char* name,
+int64_t choice(const ArgChecker& check, uint32_t index, const char* name,
                int64_t count, const char* meaning) {
-  const int64_t value = check.Int(index, name);
+  const int64_t value = check.int_value(index, name);
   if (value < 0 || value >= count) {
-    Fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} is {}; {} are defined",
+    fail(HAL_STATUS_INVALID_ARGUMENT, "{}: {} is {}; {} are defined",
          check.kernel(), name, value, meaning);
   }
   return value;
 }
 
 // Validates the extra argument at `index` into map.params / map.mode.
-void CheckExtra(const ArgChecker& check, const MapKernel& kernel,
-                uint32_t index, int32_t dtype, MapArgs& map) {
+void check_extra(const ArgChecker& check, const MapKernel& kernel,
+                 uint32_t index, int32_t dtype, MapArgs& map) {
   switch (kernel.extra) {
     case Extra::kNone:
       return;
@@ -291,29 +291,29 @@ void CheckExtra(const ArgChecker& check, const MapKernel& kernel,
       const char* name = kernel.extra == Extra::kAlpha       ? "alpha"
                          : kernel.extra == Extra::kThreshold ? "threshold"
                                                              : "value";
-      map.params[0] = check.Scalar(index, name);
-      RequireIntegralScalar(check, map.params[0], name, dtype);
+      map.params[0] = check.scalar(index, name);
+      require_integral_scalar(check, map.params[0], name, dtype);
       return;
     }
     case Extra::kRoundingMode:
-      map.mode = Choice(check, index, "rounding_mode", 3,
+      map.mode = choice(check, index, "rounding_mode", 3,
                         "0 (none), 1 (trunc) and 2 (floor)");
-      if (map.mode == 0 && !driver_kit::IsFloatingDtype(dtype)) {
-        Fail(HAL_STATUS_INVALID_ARGUMENT,
+      if (map.mode == 0 && !driver_kit::is_floating_dtype(dtype)) {
+        fail(HAL_STATUS_INVALID_ARGUMENT,
              "{}: integer division needs rounding_mode 1 (trunc) or 2 "
              "(floor)",
              check.kernel());
       }
       return;
     case Extra::kApproximate:
-      map.mode = Choice(check, index, "approximate", 2, "0 (erf) and 1 (tanh)");
+      map.mode = choice(check, index, "approximate", 2, "0 (erf) and 1 (tanh)");
       return;
     case Extra::kBounds: {
       constexpr const char* kNames[2] = {"min", "max"};
       for (uint32_t b = 0; b < 2; ++b) {
-        if (check.Kind(index + b) == HAL_ARG_NONE) continue;
-        map.params[b] = check.Scalar(index + b, kNames[b]);
-        RequireIntegralScalar(check, map.params[b], kNames[b], dtype);
+        if (check.kind(index + b) == HAL_ARG_NONE) continue;
+        map.params[b] = check.scalar(index + b, kNames[b]);
+        require_integral_scalar(check, map.params[b], kNames[b], dtype);
         map.mode |= int64_t{1} << b;
       }
       return;
@@ -321,25 +321,25 @@ void CheckExtra(const ArgChecker& check, const MapKernel& kernel,
   }
 }
 
-void PrepareMap(const MapKernel& kernel, KernelLaunch& launch,
-                const hal_arg* args, uint32_t num_args) {
+void prepare_map(const MapKernel& kernel, KernelLaunch& launch,
+                 const hal_arg* args, uint32_t num_args) {
   ArgChecker check(kernel.name, launch.memory(), args, num_args,
                    kernel.arg_count());
-  MapArgs map{.dest = check.Tensor(0, "out")};
+  MapArgs map{.dest = check.tensor(0, "out")};
   const TensorArg& out = map.dest;
   int32_t dtype = out.dtype();
   if (kernel.bool_out) {
-    if (out.dtype() != HAL_DTYPE_BOOL) check.Unsupported(out, "out", "bool");
-    const TensorArg first = check.Tensor(1, kernel.inputs[0]);
-    RequireDtype(check, first, kernel.inputs[0], kernel.dtypes);
+    if (out.dtype() != HAL_DTYPE_BOOL) check.unsupported(out, "out", "bool");
+    const TensorArg first = check.tensor(1, kernel.inputs[0]);
+    require_dtype(check, first, kernel.inputs[0], kernel.dtypes);
     dtype = first.dtype();
   } else {
-    RequireDtype(check, out, "out", kernel.dtypes);
+    require_dtype(check, out, "out", kernel.dtypes);
   }
   const uint32_t inputs = kernel.input_count();
   for (uint32_t k = 0; k < inputs; ++k) {
     const bool condition = kernel.bool_condition && k == 0;
-    map.inputs[k] = driver_kit::CheckElementwiseInput(
+    map.inputs[k] = driver_kit::check_elementwise_input(
         check, 1 + k, kernel.inputs[k], out, condition ? HAL_DTYPE_BOOL : dtype,
         (kernel.scalar_ok >> k) & 1);
   }
@@ -347,33 +347,33 @@ void PrepareMap(const MapKernel& kernel, KernelLaunch& launch,
   for (uint32_t k = inputs; k < map.inputs.size(); ++k) {
     map.inputs[k].scalar = ScalarArg{.is_integer = true};
   }
-  CheckExtra(check, kernel, 1 + inputs, dtype, map);
+  check_extra(check, kernel, 1 + inputs, dtype, map);
   if (out.num_elements == 0) return;
   for (ElementwiseInput& input : map.inputs) {
     if (input.tensor)
-      input.tensor = ReadBeforeWrite(launch, *input.tensor, out);
+      input.tensor = read_before_write(launch, *input.tensor, out);
   }
-  DispatchMap(launch, kernel.name, dtype, map);
+  dispatch_map(launch, kernel.name, dtype, map);
 }
 
 template <size_t I>
-void PrepareMapKernel(KernelLaunch& launch, const hal_arg* args,
-                      uint32_t num_args) {
-  PrepareMap(kMapKernels[I], launch, args, num_args);
+void prepare_map_kernel(KernelLaunch& launch, const hal_arg* args,
+                        uint32_t num_args) {
+  prepare_map(kMapKernels[I], launch, args, num_args);
 }
 
 template <size_t... I>
-constexpr std::array<KernelDef, sizeof...(I)> MakeKernelDefs(
+constexpr std::array<KernelDef, sizeof...(I)> make_kernel_defs(
     std::index_sequence<I...>) {
-  return {KernelDef{kMapKernels[I].name, &PrepareMapKernel<I>}...};
+  return {KernelDef{kMapKernels[I].name, &prepare_map_kernel<I>}...};
 }
 
 constexpr auto kMapKernelDefs =
-    MakeKernelDefs(std::make_index_sequence<std::size(kMapKernels)>{});
+    make_kernel_defs(std::make_index_sequence<std::size(kMapKernels)>{});
 
 }  // namespace
 
-KernelList MapKernels() {
+KernelList map_kernels() {
   static const std::vector<const KernelDef*> kKernels = [] {
     std::vector<const KernelDef*> kernels;
     for (const KernelDef& def : kMapKernelDefs) kernels.push_back(&def);

@@ -7,23 +7,23 @@
 //
 // The shader reads c element by element just before writing the same
 // element of out, so out may alias c exactly; any other overlap with an
-// input, or an out whose elements repeat, is staged (staging.h).
+// input, or an out whose elements repeat, is staged (staging.hpp).
 #include <array>
 #include <optional>
 
-#include "device.h"
+#include "device.hpp"
 #include "hal/standard_kernels.h"
-#include "kernels/elementwise.h"
-#include "kernels/kernel.h"
-#include "kernels/staging.h"
-#include "kit/dtype.h"
-#include "kit/linalg_checks.h"
+#include "kernels/elementwise.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/staging.hpp"
+#include "kit/dtype.hpp"
+#include "kit/linalg_checks.hpp"
 
 namespace vulkan {
 namespace {
 
 using driver_kit::ArgChecker;
-using driver_kit::DtypeName;
+using driver_kit::dtype_name;
 using driver_kit::TensorArg;
 
 // The shader's tiling (specialization constants 1..5): each of the group's
@@ -38,7 +38,7 @@ struct Tiling {
 // with them. CPU-type devices (lavapipe) skip shared memory, unless tuned as
 // a GPU (Device::gpu_tuned): there a barrier costs more than the loads it
 // saves.
-Tiling ChooseTiling(const Device& device, int64_t m, int64_t n) {
+Tiling choose_tiling(const Device& device, int64_t m, int64_t n) {
   const uint32_t threads = device.workgroup_size();
   uint32_t wn = 1;
   while (wn * wn < threads) {
@@ -63,7 +63,7 @@ struct MatmulArgs {
   double beta = 0;
 };
 
-void Record(KernelLaunch& launch, const MatmulArgs& t) {
+void record(KernelLaunch& launch, const MatmulArgs& t) {
   if (t.out.num_elements == 0) {
     return;
   }
@@ -71,14 +71,14 @@ void Record(KernelLaunch& launch, const MatmulArgs& t) {
   const int64_t m = t.out.tensor.sizes[rank - 2];
   const int64_t n = t.out.tensor.sizes[rank - 1];
   const int64_t batches = t.out.num_elements / (m * n);
-  const bool exact_alias_of_c = t.c && SameView(t.out, *t.c);
+  const bool exact_alias_of_c = t.c && same_view(t.out, *t.c);
   std::optional<Staged> staged;
-  if (t.out.Overlaps(t.a) || t.out.Overlaps(t.b) ||
-      (t.c && t.out.Overlaps(*t.c) && !exact_alias_of_c) ||
-      !t.out.HasDistinctElements()) {
+  if (t.out.overlaps(t.a) || t.out.overlaps(t.b) ||
+      (t.c && t.out.overlaps(*t.c) && !exact_alias_of_c) ||
+      !t.out.has_distinct_elements()) {
     staged.emplace(launch, t.out, t.out.dtype());
   }
-  const Tiling tiling = ChooseTiling(launch.device(), m, n);
+  const Tiling tiling = choose_tiling(launch.device(), m, n);
   const uint32_t threads = launch.device().workgroup_size();
   const int64_t block_m = int64_t{threads / tiling.wn} * tiling.tm;
   const int64_t block_n = int64_t{tiling.wn} * tiling.tn;
@@ -91,59 +91,59 @@ void Record(KernelLaunch& launch, const MatmulArgs& t) {
       tiling.tm, tiling.tn, tiling.wn, tiling.bk, tiling.shared};
   for (int64_t pass = 0; pass < k_passes.passes(); ++pass) {
     ArgBlock block;
-    block.Tensor(staged ? staged->tensor() : t.out);
-    block.Tensor(t.a);
-    block.Tensor(t.b);
-    block.Tensor(t.c ? *t.c : AbsentTensor());
-    block.U64(static_cast<uint64_t>(tiles_m));
-    block.U64(static_cast<uint64_t>(tiles_n));
-    k_passes.Pack(block, pass);
+    block.tensor(staged ? staged->tensor() : t.out);
+    block.tensor(t.a);
+    block.tensor(t.b);
+    block.tensor(t.c ? *t.c : absent_tensor());
+    block.u64(static_cast<uint64_t>(tiles_m));
+    block.u64(static_cast<uint64_t>(tiles_n));
+    k_passes.pack(block, pass);
     if (t.out.dtype() == HAL_DTYPE_F64) {
-      block.F64(t.alpha);
-      block.F64(t.beta);
+      block.f64(t.alpha);
+      block.f64(t.beta);
     } else {
-      block.F32(static_cast<float>(t.alpha));
-      block.F32(static_cast<float>(t.beta));
+      block.f32(static_cast<float>(t.alpha));
+      block.f32(static_cast<float>(t.beta));
     }
-    launch.Dispatch(
-        fmt::format("matmul_{}", DtypeName(t.out.dtype())),
+    launch.dispatch(
+        fmt::format("matmul_{}", dtype_name(t.out.dtype())),
         static_cast<uint64_t>(batches * tiles_m * tiles_n) * threads, block,
         specialization);
   }
   if (staged) {
-    staged->Store(launch);
+    staged->store(launch);
   }
 }
 
-void PrepareMatmul(KernelLaunch& launch, const hal_arg* args,
-                   uint32_t num_args) {
+void prepare_matmul(KernelLaunch& launch, const hal_arg* args,
+                    uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_MATMUL, launch.memory(), args, num_args, 3);
-  const MatmulArgs t{check.Tensor(0, "out"), check.Tensor(1, "a"),
-                     check.Tensor(2, "b"), std::nullopt};
-  driver_kit::CheckMatmul(check, t.out, t.a, t.b, nullptr);
-  Record(launch, t);
+  const MatmulArgs t{check.tensor(0, "out"), check.tensor(1, "a"),
+                     check.tensor(2, "b"), std::nullopt};
+  driver_kit::check_matmul(check, t.out, t.a, t.b, nullptr);
+  record(launch, t);
 }
 
-void PrepareAddmm(KernelLaunch& launch, const hal_arg* args,
-                  uint32_t num_args) {
+void prepare_addmm(KernelLaunch& launch, const hal_arg* args,
+                   uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADDMM, launch.memory(), args, num_args, 6);
-  MatmulArgs t{check.Tensor(0, "out"), check.Tensor(2, "a"),
-               check.Tensor(3, "b"), check.Tensor(1, "c")};
-  t.beta = check.Scalar(4, "beta").As<double>();
-  t.alpha = check.Scalar(5, "alpha").As<double>();
-  driver_kit::CheckMatmul(check, t.out, t.a, t.b, &*t.c);
+  MatmulArgs t{check.tensor(0, "out"), check.tensor(2, "a"),
+               check.tensor(3, "b"), check.tensor(1, "c")};
+  t.beta = check.scalar(4, "beta").as<double>();
+  t.alpha = check.scalar(5, "alpha").as<double>();
+  driver_kit::check_matmul(check, t.out, t.a, t.b, &*t.c);
   if (t.beta == 0) {
     t.c.reset();  // c is not read at all: its NaNs stay out
   }
-  Record(launch, t);
+  record(launch, t);
 }
 
-const KernelDef kMatmulKernel{HAL_KERNEL_MATMUL, PrepareMatmul};
-const KernelDef kAddmmKernel{HAL_KERNEL_ADDMM, PrepareAddmm};
+const KernelDef kMatmulKernel{HAL_KERNEL_MATMUL, prepare_matmul};
+const KernelDef kAddmmKernel{HAL_KERNEL_ADDMM, prepare_addmm};
 
 }  // namespace
 
-KernelList LinalgKernels() {
+KernelList linalg_kernels() {
   static const KernelDef* const kKernels[] = {&kMatmulKernel, &kAddmmKernel};
   return kKernels;
 }

@@ -1,15 +1,15 @@
 // sgd_step and adam_step (table/optim.json) on Vulkan, through
 // shaders/optim/optim.comp: the arguments are checked as cpu_ref checks
-// them (kit/optim_checks.h), the scalar hyperparameter arithmetic is done
+// them (kit/optim_checks.hpp), the scalar hyperparameter arithmetic is done
 // here in double, like Python's, and the shader does the per-element steps.
 #include <array>
 #include <cmath>
 #include <cstdint>
 
 #include "hal/standard_kernels.h"
-#include "kernels/elementwise.h"
-#include "kernels/kernel.h"
-#include "kit/optim_checks.h"
+#include "kernels/elementwise.hpp"
+#include "kernels/kernel.hpp"
+#include "kit/optim_checks.hpp"
 
 namespace vulkan {
 namespace {
@@ -31,26 +31,26 @@ constexpr size_t kConstants = 8;
 
 // Records one optim.comp launch over `param`'s elements; `constants` are
 // converted to the compute type (unused ones are 0).
-void Record(KernelLaunch& launch, const char* kernel, const TensorArg& param,
+void record(KernelLaunch& launch, const char* kernel, const TensorArg& param,
             const TensorArg& grad, const std::array<TensorArg, 3>& state,
             const std::array<double, kConstants>& constants, int64_t flags) {
   ArgBlock block;
-  block.Tensor(param);
-  block.Tensor(grad);
-  for (const TensorArg& tensor : state) block.Tensor(tensor);
+  block.tensor(param);
+  block.tensor(grad);
+  for (const TensorArg& tensor : state) block.tensor(tensor);
   for (const double constant : constants) {
-    PackScalar(block, param.dtype(), ScalarArg{.f64 = constant});
+    pack_scalar(block, param.dtype(), ScalarArg{.f64 = constant});
   }
-  block.I64(flags);
+  block.i64(flags);
   const auto count = static_cast<uint64_t>(param.num_elements);
-  block.U64(count);
-  launch.Dispatch(Variant(kernel, param.dtype()), count, block);
+  block.u64(count);
+  launch.dispatch(variant(kernel, param.dtype()), count, block);
 }
 
-void PrepareSgdStep(KernelLaunch& launch, const hal_arg* args,
-                    uint32_t num_args) {
+void prepare_sgd_step(KernelLaunch& launch, const hal_arg* args,
+                      uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_SGD_STEP, launch.memory(), args, num_args, 10);
-  const driver_kit::SgdArgs sgd = driver_kit::CheckSgdStep(check);
+  const driver_kit::SgdArgs sgd = driver_kit::check_sgd_step(check);
   if (sgd.param.num_elements == 0) return;
   const driver_kit::SgdOptions& o = sgd.options;
   int64_t flags = 0;
@@ -59,15 +59,15 @@ void PrepareSgdStep(KernelLaunch& launch, const hal_arg* args,
   if (sgd.momentum_buffer) flags |= kSgdMomentum;
   if (o.first_step) flags |= kSgdFirstStep;
   if (o.nesterov) flags |= kSgdNesterov;
-  Record(launch, HAL_KERNEL_SGD_STEP, sgd.param, sgd.grad,
+  record(launch, HAL_KERNEL_SGD_STEP, sgd.param, sgd.grad,
          {sgd.momentum_buffer.value_or(TensorArg{}), TensorArg{}, TensorArg{}},
          {o.weight_decay, o.momentum, 1.0 - o.dampening, -o.lr}, flags);
 }
 
-void PrepareAdamStep(KernelLaunch& launch, const hal_arg* args,
-                     uint32_t num_args) {
+void prepare_adam_step(KernelLaunch& launch, const hal_arg* args,
+                       uint32_t num_args) {
   ArgChecker check(HAL_KERNEL_ADAM_STEP, launch.memory(), args, num_args, 14);
-  const driver_kit::AdamArgs adam = driver_kit::CheckAdamStep(check);
+  const driver_kit::AdamArgs adam = driver_kit::check_adam_step(check);
   if (adam.param.num_elements == 0) return;
   const driver_kit::AdamOptions& o = adam.options;
   int64_t flags = 0;
@@ -77,7 +77,7 @@ void PrepareAdamStep(KernelLaunch& launch, const hal_arg* args,
   if (o.amsgrad) flags |= kAdamAmsgrad;
   const double bias_correction1 = 1 - std::pow(o.beta1, o.step);
   const double bias_correction2 = 1 - std::pow(o.beta2, o.step);
-  Record(launch, HAL_KERNEL_ADAM_STEP, adam.param, adam.grad,
+  record(launch, HAL_KERNEL_ADAM_STEP, adam.param, adam.grad,
          {adam.exp_avg, adam.exp_avg_sq,
           adam.max_exp_avg_sq.value_or(TensorArg{})},
          {-(o.lr / bias_correction1), std::pow(bias_correction2, 0.5),
@@ -86,13 +86,13 @@ void PrepareAdamStep(KernelLaunch& launch, const hal_arg* args,
          flags);
 }
 
-constexpr KernelDef kSgdStepKernel{HAL_KERNEL_SGD_STEP, PrepareSgdStep};
-constexpr KernelDef kAdamStepKernel{HAL_KERNEL_ADAM_STEP, PrepareAdamStep};
+constexpr KernelDef kSgdStepKernel{HAL_KERNEL_SGD_STEP, prepare_sgd_step};
+constexpr KernelDef kAdamStepKernel{HAL_KERNEL_ADAM_STEP, prepare_adam_step};
 constexpr const KernelDef* kOptimKernels[] = {&kSgdStepKernel,
                                               &kAdamStepKernel};
 
 }  // namespace
 
-KernelList OptimKernels() { return kOptimKernels; }
+KernelList optim_kernels() { return kOptimKernels; }
 
 }  // namespace vulkan

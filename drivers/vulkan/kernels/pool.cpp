@@ -15,11 +15,11 @@
 #include <cstdint>
 
 #include "hal/standard_kernels.h"
-#include "kernels/conv.h"
-#include "kernels/elementwise.h"
-#include "kernels/staging.h"
-#include "kit/conv_checks.h"
-#include "kit/error.h"
+#include "kernels/conv.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/staging.hpp"
+#include "kit/conv_checks.hpp"
+#include "kit/error.hpp"
 
 namespace vulkan {
 namespace {
@@ -33,76 +33,76 @@ constexpr int64_t kWindowsPerPass = 2048;
 // Records one verdict invocation reads, a loop iteration each.
 constexpr int64_t kRecordsPerVerdict = 4096;
 
-void PrepareMaxPool2d(KernelLaunch& launch, const hal_arg* args,
-                      uint32_t num_args) {
+void prepare_max_pool2d(KernelLaunch& launch, const hal_arg* args,
+                        uint32_t num_args) {
   const driver_kit::MaxPool2dArgs pool =
-      driver_kit::CheckMaxPool2d(launch.memory(), args, num_args);
+      driver_kit::check_max_pool2d(launch.memory(), args, num_args);
   if (pool.out.num_elements == 0) {
     return;
   }
   const driver_kit::PoolGeometry& g = pool.g;
   // indices may overlap neither out nor in (checked).
   StagedOutputs outputs(launch);
-  const TensorArg& out = outputs.Add(pool.out, {&pool.in});
+  const TensorArg& out = outputs.add(pool.out, {&pool.in});
   // Each window row is a loop over its columns; the carry holds a running
   // maximum and its index: two slots per output.
-  const CarriedSum rows(launch, g.kernel_h, StepsPerPass(g.kernel_w + 1),
+  const CarriedSum rows(launch, g.kernel_h, steps_per_pass(g.kernel_w + 1),
                         2 * pool.out.num_elements);
   for (int64_t pass = 0; pass < rows.passes(); ++pass) {
     ArgBlock block;
-    block.Tensor(out);
-    block.Tensor(pool.indices);
-    block.Tensor(pool.in);
+    block.tensor(out);
+    block.tensor(pool.indices);
+    block.tensor(pool.in);
     for (const int64_t value : {g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
                                 g.pad_h, g.pad_w, g.dilation_h, g.dilation_w}) {
-      block.I64(value);
+      block.i64(value);
     }
-    block.I64(pool.out.num_elements);
-    rows.Pack(block, pass);
-    launch.Dispatch(Variant("max_pool2d", pool.out.dtype()),
+    block.i64(pool.out.num_elements);
+    rows.pack(block, pass);
+    launch.dispatch(variant("max_pool2d", pool.out.dtype()),
                     static_cast<uint64_t>(pool.out.num_elements), block);
   }
-  outputs.Store();
+  outputs.store();
 }
 
-void PrepareMaxPool2dBackward(KernelLaunch& launch, const hal_arg* args,
-                              uint32_t num_args) {
+void prepare_max_pool2d_backward(KernelLaunch& launch, const hal_arg* args,
+                                 uint32_t num_args) {
   const driver_kit::MaxPool2dBackwardArgs pool =
-      driver_kit::CheckMaxPool2dBackward(launch.memory(), args, num_args);
+      driver_kit::check_max_pool2d_backward(launch.memory(), args, num_args);
   if (pool.grad_in.num_elements == 0) {
     return;
   }
   const int32_t dtype = pool.grad_in.dtype();
   const uint64_t compute_size = dtype == HAL_DTYPE_F64 ? 8 : 4;
   // grad_in is written only from scratch, after every input was read.
-  const hal_devptr sums = launch.ZeroedScratch(
+  const hal_devptr sums = launch.zeroed_scratch(
       static_cast<uint64_t>(pool.grad_in.num_elements) * compute_size);
-  hal_devptr records = launch.Scratch(static_cast<uint64_t>(pool.planes) * 16);
+  hal_devptr records = launch.scratch(static_cast<uint64_t>(pool.planes) * 16);
   for (int64_t begin = 0; begin == 0 || begin < pool.window_count;
        begin += kWindowsPerPass) {
     ArgBlock block;
-    block.Tensor(pool.grad_out);
-    block.Tensor(pool.indices);
-    block.U64(sums);
-    block.U64(records);
-    block.I64(pool.plane_size);
-    block.I64(pool.planes);
-    block.I64(begin);
-    block.I64(std::min(pool.window_count, begin + kWindowsPerPass));
-    launch.Dispatch(Variant("max_pool2d_backward_scatter", dtype),
+    block.tensor(pool.grad_out);
+    block.tensor(pool.indices);
+    block.u64(sums);
+    block.u64(records);
+    block.i64(pool.plane_size);
+    block.i64(pool.planes);
+    block.i64(begin);
+    block.i64(std::min(pool.window_count, begin + kWindowsPerPass));
+    launch.dispatch(variant("max_pool2d_backward_scatter", dtype),
                     static_cast<uint64_t>(pool.planes), block);
   }
   for (int64_t count = pool.planes; count > 1;) {
     const int64_t verdicts =
         (count + kRecordsPerVerdict - 1) / kRecordsPerVerdict;
     const hal_devptr next =
-        launch.Scratch(static_cast<uint64_t>(verdicts) * 16);
+        launch.scratch(static_cast<uint64_t>(verdicts) * 16);
     ArgBlock block;
-    block.U64(records);
-    block.U64(next);
-    block.I64(count);
-    block.I64(kRecordsPerVerdict);
-    launch.Dispatch("max_pool2d_backward_verdict",
+    block.u64(records);
+    block.u64(next);
+    block.i64(count);
+    block.i64(kRecordsPerVerdict);
+    launch.dispatch("max_pool2d_backward_verdict",
                     static_cast<uint64_t>(verdicts), block);
     records = next;
     count = verdicts;
@@ -110,17 +110,17 @@ void PrepareMaxPool2dBackward(KernelLaunch& launch, const hal_arg* args,
   const hal_devptr status = records;
   {
     ArgBlock block;
-    block.Tensor(pool.grad_in);
-    block.U64(sums);
-    block.U64(status);
-    block.I64(pool.grad_in.num_elements);
-    launch.Dispatch(Variant("max_pool2d_backward_store", dtype),
+    block.tensor(pool.grad_in);
+    block.u64(sums);
+    block.u64(status);
+    block.i64(pool.grad_in.num_elements);
+    launch.dispatch(variant("max_pool2d_backward_store", dtype),
                     static_cast<uint64_t>(pool.grad_in.num_elements), block);
   }
-  launch.CheckOnCompletion(
+  launch.check_on_completion(
       status, [plane_size = pool.plane_size](const int64_t* words) {
         if (words[0] >= 0) {
-          driver_kit::Fail(HAL_STATUS_INVALID_ARGUMENT,
+          driver_kit::fail(HAL_STATUS_INVALID_ARGUMENT,
                            "max_pool2d_backward: index {} at position {} is "
                            "outside its plane of {} elements",
                            words[1], words[0], plane_size);
@@ -130,8 +130,8 @@ void PrepareMaxPool2dBackward(KernelLaunch& launch, const hal_arg* args,
 
 }  // namespace
 
-const KernelDef kMaxPool2dKernel{HAL_KERNEL_MAX_POOL2D, PrepareMaxPool2d};
+const KernelDef kMaxPool2dKernel{HAL_KERNEL_MAX_POOL2D, prepare_max_pool2d};
 const KernelDef kMaxPool2dBackwardKernel{HAL_KERNEL_MAX_POOL2D_BACKWARD,
-                                         PrepareMaxPool2dBackward};
+                                         prepare_max_pool2d_backward};
 
 }  // namespace vulkan

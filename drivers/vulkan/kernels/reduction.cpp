@@ -7,7 +7,7 @@
 // are folded in parallel and then combined in order (see the shader).
 //
 // Results are stored directly, or staged densely in scratch memory and
-// stored by a last pass (staging.h): in the output's dtype when an output
+// stored by a last pass (staging.hpp): in the output's dtype when an output
 // overlaps the input, in the accumulator's when sum converts to another
 // dtype.
 #include <algorithm>
@@ -15,27 +15,27 @@
 #include <string>
 
 #include "hal/standard_kernels.h"
-#include "kernels/kernel.h"
-#include "kernels/staging.h"
-#include "kit/dtype.h"
-#include "kit/reduction_checks.h"
+#include "kernels/kernel.hpp"
+#include "kernels/staging.hpp"
+#include "kit/dtype.hpp"
+#include "kit/reduction_checks.hpp"
 
 namespace vulkan {
 namespace {
 
 using driver_kit::ArgChecker;
-using driver_kit::DtypeName;
-using driver_kit::Fail;
-using driver_kit::IsFloatingDtype;
+using driver_kit::dtype_name;
+using driver_kit::fail;
+using driver_kit::is_floating_dtype;
 using driver_kit::Shape;
 using driver_kit::TensorArg;
 
 // The dtype reduce.comp accumulates a `dtype` input in (see AT there).
-int32_t AccumulatorDtype(int32_t dtype, bool wide) {
-  if (dtype == HAL_DTYPE_F64 || (wide && IsFloatingDtype(dtype))) {
+int32_t accumulator_dtype(int32_t dtype, bool wide) {
+  if (dtype == HAL_DTYPE_F64 || (wide && is_floating_dtype(dtype))) {
     return HAL_DTYPE_F64;
   }
-  return IsFloatingDtype(dtype) ? HAL_DTYPE_F32 : HAL_DTYPE_I64;
+  return is_floating_dtype(dtype) ? HAL_DTYPE_F32 : HAL_DTYPE_I64;
 }
 
 // One launch of reduce.comp: which variant, the tensors and where results
@@ -55,8 +55,8 @@ struct ReduceJob {
 
 // The geometry of reducing `in` over `reduced` (in's size on reduced dims,
 // 1 on kept ones) into `out`'s shape.
-void PlanGeometry(const TensorArg& in, const Shape& reduced,
-                  const TensorArg& out, ReduceJob& job) {
+void plan_geometry(const TensorArg& in, const Shape& reduced,
+                   const TensorArg& out, ReduceJob& job) {
   job.lines = in;
   hal_tensor& lines = job.lines.tensor;
   lines.rank = out.rank();
@@ -98,7 +98,7 @@ constexpr int64_t kChunk = 4096;
 // reduce.comp's passes.
 enum Pass : int64_t { kWhole = 0, kPartial = 1, kCombine = 2 };
 
-void Record(KernelLaunch& launch, const ReduceJob& job, int64_t count) {
+void record(KernelLaunch& launch, const ReduceJob& job, int64_t count) {
   if (count == 0) {
     return;
   }
@@ -109,10 +109,10 @@ void Record(KernelLaunch& launch, const ReduceJob& job, int64_t count) {
   if (job.convert) {
     accumulators.emplace(launch, *job.values, job.accumulator_dtype);
   } else if (job.values != nullptr) {
-    values = &staged.Add(*job.values, {job.in});
+    values = &staged.add(*job.values, {job.in});
   }
   if (job.indices != nullptr) {
-    indices = &staged.Add(*job.indices, {job.in});
+    indices = &staged.add(*job.indices, {job.in});
   }
   int64_t reduced = 1;
   for (int d = 0; d < job.walk.rank(); ++d) {
@@ -120,28 +120,28 @@ void Record(KernelLaunch& launch, const ReduceJob& job, int64_t count) {
   }
   const int64_t parts = std::max<int64_t>(1, (reduced + kChunk - 1) / kChunk);
   const hal_devptr partials =
-      parts > 1 ? launch.Scratch(static_cast<uint64_t>(count * parts) * 32) : 0;
+      parts > 1 ? launch.scratch(static_cast<uint64_t>(count * parts) * 32) : 0;
   const auto dispatch = [&](Pass pass, int64_t invocations) {
     ArgBlock block;
-    block.Tensor(values != nullptr ? *values : AbsentTensor());
-    block.Tensor(indices != nullptr ? *indices : AbsentTensor());
-    block.Tensor(job.lines);
-    block.Tensor(job.walk);
-    block.U64(static_cast<uint64_t>(invocations));
-    block.U64(accumulators ? accumulators->address() : 0);
-    block.U64(partials);
-    block.I64(pass);
-    block.I64(kChunk);
-    block.I64(parts);
-    block.I64(job.take_sqrt ? 1 : 0);
+    block.tensor(values != nullptr ? *values : absent_tensor());
+    block.tensor(indices != nullptr ? *indices : absent_tensor());
+    block.tensor(job.lines);
+    block.tensor(job.walk);
+    block.u64(static_cast<uint64_t>(invocations));
+    block.u64(accumulators ? accumulators->address() : 0);
+    block.u64(partials);
+    block.i64(pass);
+    block.i64(kChunk);
+    block.i64(parts);
+    block.i64(job.take_sqrt ? 1 : 0);
     if (job.accumulator_dtype == HAL_DTYPE_F64) {
-      block.F64(job.divisor);
+      block.f64(job.divisor);
     } else if (job.accumulator_dtype == HAL_DTYPE_F32) {
-      block.F32(static_cast<float>(job.divisor));
+      block.f32(static_cast<float>(job.divisor));
     } else {
-      block.I64(0);
+      block.i64(0);
     }
-    launch.Dispatch(job.variant, static_cast<uint64_t>(invocations), block);
+    launch.dispatch(job.variant, static_cast<uint64_t>(invocations), block);
   };
   if (parts == 1) {
     dispatch(kWhole, count);
@@ -150,9 +150,9 @@ void Record(KernelLaunch& launch, const ReduceJob& job, int64_t count) {
     dispatch(kCombine, count);
   }
   if (accumulators) {
-    accumulators->Store(launch);
+    accumulators->store(launch);
   }
-  staged.Store();
+  staged.store();
 }
 
 // --- keepdim reductions -----------------------------------------------------
@@ -166,7 +166,7 @@ struct KeepdimOp {
   bool correction;  // var, std: a third argument
 };
 
-constexpr KeepdimOp Describe(Keepdim op) {
+constexpr KeepdimOp describe(Keepdim op) {
   switch (op) {
     case Keepdim::kSum:
       return {HAL_KERNEL_SUM, "sum", false, false};
@@ -191,60 +191,62 @@ constexpr KeepdimOp Describe(Keepdim op) {
 }
 
 template <Keepdim kOp>
-void PrepareKeepdim(KernelLaunch& launch, const hal_arg* args,
-                    uint32_t num_args) {
-  constexpr KeepdimOp kDesc = Describe(kOp);
+void prepare_keepdim(KernelLaunch& launch, const hal_arg* args,
+                     uint32_t num_args) {
+  constexpr KeepdimOp kDesc = describe(kOp);
   ArgChecker check(kDesc.kernel, launch.memory(), args, num_args,
                    kDesc.correction ? 3 : 2);
-  const TensorArg out = check.Tensor(0, "out");
-  const TensorArg in = check.Tensor(1, "in");
-  const double correction = kDesc.correction ? check.Float(2, "correction") : 0;
+  const TensorArg out = check.tensor(0, "out");
+  const TensorArg in = check.tensor(1, "in");
+  const double correction =
+      kDesc.correction ? check.float_value(2, "correction") : 0;
   if constexpr (kOp == Keepdim::kAll || kOp == Keepdim::kAny) {
     if (out.dtype() != HAL_DTYPE_BOOL) {
-      check.Unsupported(out, "out", "bool");
+      check.unsupported(out, "out", "bool");
     }
   } else if constexpr (kOp != Keepdim::kSum) {
-    check.SameDtype(in, "in", out, "out");
+    check.same_dtype(in, "in", out, "out");
   }
   if constexpr (kOp == Keepdim::kMean || kOp == Keepdim::kVar ||
                 kOp == Keepdim::kStd) {
-    if (!IsFloatingDtype(out.dtype())) {
-      check.Unsupported(out, "out", "f32, f64, f16");
+    if (!is_floating_dtype(out.dtype())) {
+      check.unsupported(out, "out", "f32, f64, f16");
     }
   }
   if (kOp == Keepdim::kProd && out.dtype() == HAL_DTYPE_BOOL) {
-    check.Unsupported(out, "out", "numeric dtypes");
+    check.unsupported(out, "out", "numeric dtypes");
   }
   const Shape reduced =
-      driver_kit::CheckKeepdim(check, out, "out", in, kDesc.nonempty_reduced);
+      driver_kit::check_keepdim(check, out, "out", in, kDesc.nonempty_reduced);
   // sum of an f16/f32 input into f64 accumulates in double.
   const bool wide = kOp == Keepdim::kSum && out.dtype() == HAL_DTYPE_F64 &&
-                    in.dtype() != HAL_DTYPE_F64 && IsFloatingDtype(in.dtype());
+                    in.dtype() != HAL_DTYPE_F64 &&
+                    is_floating_dtype(in.dtype());
   ReduceJob job;
   job.variant = fmt::format("{}{}_{}", kDesc.shader, wide ? "_wide" : "",
-                            DtypeName(in.dtype()));
-  job.accumulator_dtype = AccumulatorDtype(in.dtype(), wide);
+                            dtype_name(in.dtype()));
+  job.accumulator_dtype = accumulator_dtype(in.dtype(), wide);
   job.in = &in;
   job.values = &out;
   job.convert = kOp == Keepdim::kSum && out.dtype() != in.dtype();
   job.take_sqrt = kOp == Keepdim::kStd;
   job.divisor =
-      std::max(0.0, static_cast<double>(reduced.NumElements()) - correction);
-  PlanGeometry(in, reduced, out, job);
-  Record(launch, job, out.num_elements);
+      std::max(0.0, static_cast<double>(reduced.num_elements()) - correction);
+  plan_geometry(in, reduced, out, job);
+  record(launch, job, out.num_elements);
 }
 
 // --- along one dim: max_dim, min_dim, argmax, argmin -------------------------
 
 template <bool kMax, bool kWithValues>
-void PrepareAlongDim(KernelLaunch& launch, const hal_arg* args,
-                     uint32_t num_args) {
+void prepare_along_dim(KernelLaunch& launch, const hal_arg* args,
+                       uint32_t num_args) {
   constexpr const char* kName =
       kWithValues ? (kMax ? HAL_KERNEL_MAX_DIM : HAL_KERNEL_MIN_DIM)
                   : (kMax ? HAL_KERNEL_ARGMAX : HAL_KERNEL_ARGMIN);
   ArgChecker check(kName, launch.memory(), args, num_args, kWithValues ? 4 : 3);
   const auto [values, indices, in, dim] =
-      driver_kit::CheckExtremeAlong(check, kWithValues, kMax);
+      driver_kit::check_extreme_along(check, kWithValues, kMax);
   Shape reduced;
   reduced.rank = in.rank();
   std::fill_n(reduced.sizes.begin(), in.rank(), 1);
@@ -253,32 +255,36 @@ void PrepareAlongDim(KernelLaunch& launch, const hal_arg* args,
   }
   ReduceJob job;
   job.variant =
-      fmt::format("{}_{}", kMax ? "argmax" : "argmin", DtypeName(in.dtype()));
-  job.accumulator_dtype = AccumulatorDtype(in.dtype(), false);
+      fmt::format("{}_{}", kMax ? "argmax" : "argmin", dtype_name(in.dtype()));
+  job.accumulator_dtype = accumulator_dtype(in.dtype(), false);
   job.in = &in;
   job.values = values ? &*values : nullptr;
   job.indices = &indices;
-  PlanGeometry(in, reduced, indices, job);
-  Record(launch, job, indices.num_elements);
+  plan_geometry(in, reduced, indices, job);
+  record(launch, job, indices.num_elements);
 }
 
-const KernelDef kSumKernel{HAL_KERNEL_SUM, PrepareKeepdim<Keepdim::kSum>};
-const KernelDef kMeanKernel{HAL_KERNEL_MEAN, PrepareKeepdim<Keepdim::kMean>};
-const KernelDef kProdKernel{HAL_KERNEL_PROD, PrepareKeepdim<Keepdim::kProd>};
-const KernelDef kAmaxKernel{HAL_KERNEL_AMAX, PrepareKeepdim<Keepdim::kAmax>};
-const KernelDef kAminKernel{HAL_KERNEL_AMIN, PrepareKeepdim<Keepdim::kAmin>};
-const KernelDef kAllKernel{HAL_KERNEL_ALL, PrepareKeepdim<Keepdim::kAll>};
-const KernelDef kAnyKernel{HAL_KERNEL_ANY, PrepareKeepdim<Keepdim::kAny>};
-const KernelDef kVarKernel{HAL_KERNEL_VAR, PrepareKeepdim<Keepdim::kVar>};
-const KernelDef kStdKernel{HAL_KERNEL_STD, PrepareKeepdim<Keepdim::kStd>};
-const KernelDef kMaxDimKernel{HAL_KERNEL_MAX_DIM, PrepareAlongDim<true, true>};
-const KernelDef kMinDimKernel{HAL_KERNEL_MIN_DIM, PrepareAlongDim<false, true>};
-const KernelDef kArgmaxKernel{HAL_KERNEL_ARGMAX, PrepareAlongDim<true, false>};
-const KernelDef kArgminKernel{HAL_KERNEL_ARGMIN, PrepareAlongDim<false, false>};
+const KernelDef kSumKernel{HAL_KERNEL_SUM, prepare_keepdim<Keepdim::kSum>};
+const KernelDef kMeanKernel{HAL_KERNEL_MEAN, prepare_keepdim<Keepdim::kMean>};
+const KernelDef kProdKernel{HAL_KERNEL_PROD, prepare_keepdim<Keepdim::kProd>};
+const KernelDef kAmaxKernel{HAL_KERNEL_AMAX, prepare_keepdim<Keepdim::kAmax>};
+const KernelDef kAminKernel{HAL_KERNEL_AMIN, prepare_keepdim<Keepdim::kAmin>};
+const KernelDef kAllKernel{HAL_KERNEL_ALL, prepare_keepdim<Keepdim::kAll>};
+const KernelDef kAnyKernel{HAL_KERNEL_ANY, prepare_keepdim<Keepdim::kAny>};
+const KernelDef kVarKernel{HAL_KERNEL_VAR, prepare_keepdim<Keepdim::kVar>};
+const KernelDef kStdKernel{HAL_KERNEL_STD, prepare_keepdim<Keepdim::kStd>};
+const KernelDef kMaxDimKernel{HAL_KERNEL_MAX_DIM,
+                              prepare_along_dim<true, true>};
+const KernelDef kMinDimKernel{HAL_KERNEL_MIN_DIM,
+                              prepare_along_dim<false, true>};
+const KernelDef kArgmaxKernel{HAL_KERNEL_ARGMAX,
+                              prepare_along_dim<true, false>};
+const KernelDef kArgminKernel{HAL_KERNEL_ARGMIN,
+                              prepare_along_dim<false, false>};
 
 }  // namespace
 
-KernelList ReductionKernels() {
+KernelList reduction_kernels() {
   static const KernelDef* const kKernels[] = {
       &kSumKernel,   &kMeanKernel,   &kProdKernel,   &kAmaxKernel,
       &kAminKernel,  &kAllKernel,    &kAnyKernel,    &kVarKernel,

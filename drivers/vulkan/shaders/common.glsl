@@ -180,7 +180,7 @@ void store_slot(uint64_t addr, CT v) { STORE_int64_t(addr, v); }
 // --- Carried sums --------------------------------------------------------------
 // An invocation's sum over a long extent is cut into dispatches over
 // consecutive step ranges [step_begin, step_end) (host: CarriedSum,
-// kernels/kernel.h). Each hands its running sum on in `carry`, one slot per
+// kernels/kernel.hpp). Each hands its running sum on in `carry`, one slot per
 // output element, which holds it exactly: the result is the one a single
 // pass computes. The argument block carries the four values in this order.
 const int64_t CARRY_IN = 1;   // start from the carried sum, not zero

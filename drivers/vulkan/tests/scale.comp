@@ -1,5 +1,5 @@
 // A custom kernel for module_load("spirv") (vulkan_driver_test.cpp): the
-// launch convention of module.h, out[i] = in[i] * alpha over f32 tensors.
+// launch convention of module.hpp, out[i] = in[i] * alpha over f32 tensors.
 #version 460
 #include "common.glsl"
 

@@ -51,7 +51,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 /* Status                                                                    */
 
-typedef enum hal_status_code {
+typedef enum HalStatusCode {
   HAL_STATUS_OK = 0,
   HAL_STATUS_INVALID_ARGUMENT = 1, /* bad value, size, dtype or handle */
   HAL_STATUS_NOT_FOUND = 2,        /* no such driver, device or kernel */
@@ -68,7 +68,7 @@ typedef enum hal_status_code {
 /* Opaque; made by the host (hal_host_api.status_create), owned by the core. */
 typedef struct hal_status hal_status;
 
-typedef enum hal_log_level {
+typedef enum HalLogLevel {
   HAL_LOG_TRACE = 0,
   HAL_LOG_DEBUG = 1,
   HAL_LOG_INFO = 2,
@@ -78,7 +78,7 @@ typedef enum hal_log_level {
 
 /* Services the core offers to a driver, handed over once in initialize().
  * The table stays valid until the process exits. */
-typedef struct hal_host_api {
+typedef struct HalHostApi {
   size_t struct_size;
   uint32_t abi_major;
   uint32_t abi_minor;
@@ -106,7 +106,7 @@ typedef uint64_t hal_devptr;
 /* ------------------------------------------------------------------------ */
 /* Data types                                                                */
 
-typedef enum hal_dtype {
+typedef enum HalDtype {
   HAL_DTYPE_F32 = 0, /* required */
   HAL_DTYPE_F16 = 1,
   HAL_DTYPE_BF16 = 2,
@@ -128,7 +128,7 @@ typedef enum hal_dtype {
 /* ------------------------------------------------------------------------ */
 /* Device properties                                                         */
 
-typedef enum hal_capability {
+typedef enum HalCapability {
   HAL_CAP_TIMING_EVENTS = 1u << 0, /* events created with HAL_EVENT_TIMING */
   HAL_CAP_HOST_MAPPED_MEMORY = 1u << 1, /* a hal_devptr is a host address */
   HAL_CAP_PEER_COPY = 1u << 2,          /* D2D copies between devices */
@@ -138,7 +138,7 @@ typedef enum hal_capability {
 /* Filled by device_properties(). The caller sets struct_size to the size it
  * knows; the driver writes only the fields that size covers. Strings are
  * NUL-terminated and truncated to fit. */
-typedef struct hal_device_properties {
+typedef struct HalDeviceProperties {
   size_t struct_size;
   char name[128];
   char vendor[64];
@@ -157,14 +157,14 @@ typedef struct hal_device_properties {
 /* ------------------------------------------------------------------------ */
 /* Copies, events, kernel arguments                                          */
 
-typedef enum hal_copy_kind {
+typedef enum HalCopyKind {
   HAL_COPY_HOST_TO_DEVICE = 0,
   HAL_COPY_DEVICE_TO_HOST = 1,
   HAL_COPY_DEVICE_TO_DEVICE = 2,
   HAL_COPY_HOST_TO_HOST = 3
 } hal_copy_kind;
 
-typedef enum hal_event_flags {
+typedef enum HalEventFlags {
   HAL_EVENT_DEFAULT = 0,
   HAL_EVENT_TIMING = 1u << 0 /* record a timestamp; needed by elapsed_ms */
 } hal_event_flags;
@@ -176,7 +176,7 @@ typedef enum hal_event_flags {
  * 0 (broadcast) or negative; entries past `rank` are ignored. Rank 0 is a
  * scalar (one element). Any size may be 0 (empty tensor; `data` may then be
  * HAL_DEVPTR_NULL). */
-typedef struct hal_tensor {
+typedef struct HalTensor {
   hal_devptr data;
   int32_t dtype; /* hal_dtype */
   int32_t rank;  /* 0 … HAL_MAX_RANK */
@@ -184,7 +184,7 @@ typedef struct hal_tensor {
   int64_t strides[HAL_MAX_RANK];
 } hal_tensor;
 
-typedef enum hal_arg_kind {
+typedef enum HalArgKind {
   HAL_ARG_TENSOR = 1,
   HAL_ARG_I64 = 2, /* integer scalar (also bools and enums) */
   HAL_ARG_F64 = 3, /* floating-point scalar */
@@ -193,7 +193,7 @@ typedef enum hal_arg_kind {
 
 /* One tagged kernel argument. Which kinds a kernel takes, in which order, is
  * part of the kernel's definition (for the standard set: hal/kernels/). */
-typedef struct hal_arg {
+typedef struct HalArg {
   int32_t kind; /* hal_arg_kind */
   int32_t reserved;
   union {
@@ -206,7 +206,7 @@ typedef struct hal_arg {
 /* ------------------------------------------------------------------------ */
 /* The driver table                                                          */
 
-typedef struct hal_driver_api {
+typedef struct HalDriverApi {
   size_t struct_size;
   uint32_t abi_major;
   uint32_t abi_minor;

@@ -1,5 +1,5 @@
-// The checks of the validation layer (layer.h), entry by entry.
-#include "layer.h"
+// The checks of the validation layer (layer.hpp), entry by entry.
+#include "layer.hpp"
 
 #include <execinfo.h>
 
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "../driver_call.h"
+#include "../driver_call.hpp"
 #include "hal/kernel.hpp"
 #include "hal/log.hpp"
 

@@ -6,7 +6,7 @@
 // entry in driver_library.cpp) each library gets a slot and entries that are
 // distinct functions bound to it. A process validates a handful of drivers;
 // past kSlots, a driver is loaded without the layer, with a warning.
-#include "table.h"
+#include "table.hpp"
 
 #include <array>
 #include <atomic>
@@ -20,9 +20,9 @@
 
 #include <fmt/format.h>
 
-#include "../driver_call.h"
+#include "../driver_call.hpp"
 #include "hal/log.hpp"
-#include "layer.h"
+#include "layer.hpp"
 
 namespace hal::validation {
 namespace {

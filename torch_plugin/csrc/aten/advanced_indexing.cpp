@@ -35,8 +35,8 @@
 #include <optional>
 #include <vector>
 
-#include "aten/fallback.h"
-#include "aten/launch.h"
+#include "aten/fallback.hpp"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

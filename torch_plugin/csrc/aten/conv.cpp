@@ -24,8 +24,8 @@
 #include <tuple>
 #include <vector>
 
-#include "aten/fallback.h"
-#include "aten/launch.h"
+#include "aten/fallback.hpp"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

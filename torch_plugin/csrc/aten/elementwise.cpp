@@ -24,7 +24,7 @@
 #include <optional>
 #include <string_view>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

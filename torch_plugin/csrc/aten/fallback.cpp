@@ -1,4 +1,4 @@
-#include "aten/fallback.h"
+#include "aten/fallback.hpp"
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/CPUFallback.h>

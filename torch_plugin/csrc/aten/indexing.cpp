@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

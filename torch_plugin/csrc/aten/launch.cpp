@@ -1,4 +1,4 @@
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
@@ -9,7 +9,7 @@
 
 #include "hal/kernel.hpp"
 #include "hal/status.hpp"
-#include "runtime/context.h"
+#include "runtime/context.hpp"
 
 namespace torch_hal {
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

@@ -28,10 +28,10 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 #include "hal/status.hpp"
-#include "runtime/allocator.h"
-#include "runtime/context.h"
+#include "runtime/allocator.hpp"
+#include "runtime/context.hpp"
 
 namespace torch_hal {
 namespace {

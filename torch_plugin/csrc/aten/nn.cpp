@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

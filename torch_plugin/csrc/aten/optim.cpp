@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

@@ -19,8 +19,8 @@
 #include <array>
 #include <optional>
 
-#include "aten/fallback.h"
-#include "aten/launch.h"
+#include "aten/fallback.hpp"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

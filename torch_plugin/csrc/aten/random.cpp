@@ -1,7 +1,7 @@
 // Random numbers on hal: uniform_, random_ with bounds (randint), normal_
 // (and normal with a tensor mean or std), bernoulli with a scalar or tensor p,
 // and training-mode dropout (native_dropout and its backward). Each draw
-// reserves ceil(n / 4) Philox blocks from the generator (runtime/generator.h)
+// reserves ceil(n / 4) Philox blocks from the generator (runtime/generator.hpp)
 // and launches one counter-based kernel, so a seed gives the same numbers on
 // every driver. rand, randn, their _like forms, normal(mean, std, size) and the
 // functional bernoulli are torch composites of these (empty + the in-place op).
@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "aten/fallback.h"
-#include "aten/launch.h"
-#include "runtime/generator.h"
+#include "aten/fallback.hpp"
+#include "aten/launch.hpp"
+#include "runtime/generator.hpp"
 
 namespace torch_hal {
 namespace {

@@ -15,7 +15,7 @@
 #include <bitset>
 #include <vector>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

@@ -15,7 +15,7 @@
 #include <optional>
 #include <utility>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

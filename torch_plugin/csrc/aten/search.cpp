@@ -12,8 +12,8 @@
 #include <ATen/ops/ne.h>
 #include <torch/library.h>
 
-#include "aten/fallback.h"
-#include "aten/launch.h"
+#include "aten/fallback.hpp"
+#include "aten/launch.hpp"
 
 namespace torch_hal {
 namespace {

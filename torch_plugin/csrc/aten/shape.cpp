@@ -18,7 +18,7 @@
 #include <array>
 #include <bitset>
 
-#include "aten/launch.h"
+#include "aten/launch.hpp"
 #include "hal/kernel.hpp"
 
 namespace torch_hal {

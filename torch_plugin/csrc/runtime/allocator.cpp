@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "hal/status.hpp"
-#include "runtime/allocator.h"
-#include "runtime/context.h"
+#include "runtime/allocator.hpp"
+#include "runtime/context.hpp"
 
 namespace torch_hal {
 namespace {

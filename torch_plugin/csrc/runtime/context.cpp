@@ -1,4 +1,4 @@
-#include "runtime/context.h"
+#include "runtime/context.hpp"
 
 #include <c10/util/Exception.h>
 

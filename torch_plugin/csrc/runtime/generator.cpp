@@ -1,4 +1,4 @@
-#include "runtime/generator.h"
+#include "runtime/generator.hpp"
 
 #include <ATen/core/GeneratorForPrivateuseone.h>
 #include <c10/core/TensorImpl.h>
@@ -9,7 +9,7 @@
 #include <optional>
 #include <random>
 
-#include "runtime/context.h"
+#include "runtime/context.hpp"
 
 namespace torch_hal {
 namespace {

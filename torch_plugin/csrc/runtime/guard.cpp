@@ -8,7 +8,7 @@
 
 #include "hal/event.hpp"
 #include "hal/status.hpp"
-#include "runtime/context.h"
+#include "runtime/context.hpp"
 
 namespace torch_hal {
 namespace {

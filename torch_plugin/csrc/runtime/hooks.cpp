@@ -4,9 +4,9 @@
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/util/Exception.h>
 
-#include "runtime/allocator.h"
-#include "runtime/context.h"
-#include "runtime/generator.h"
+#include "runtime/allocator.hpp"
+#include "runtime/context.hpp"
+#include "runtime/generator.hpp"
 
 namespace torch_hal {
 namespace {

@@ -15,8 +15,8 @@
 #include "hal/buffer.hpp"
 #include "hal/event.hpp"
 #include "hal/status.hpp"
-#include "runtime/allocator.h"
-#include "runtime/context.h"
+#include "runtime/allocator.hpp"
+#include "runtime/context.hpp"
 
 namespace torch_hal {
 namespace {

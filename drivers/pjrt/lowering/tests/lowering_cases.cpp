@@ -17,7 +17,7 @@
 // Cases that expect an error run on cpu_ref first. One it refuses at
 // launch (a shape, a dim) the bridge refuses before lowering too: left out.
 // One it fails on execution is a data error (an index out of range): its
-// program must have a data check (lowering.h) whose message for the
+// program must have a data check (lowering.hpp) whose message for the
 // status cpu_ref's message implies ({1 + position, value}: its first two
 // integers are the value and the position) is cpu_ref's message word for
 // word; the case then expects that status and every buffer unchanged.
@@ -38,8 +38,8 @@
 
 #include "conformance.hpp"
 #include "kernels/harness.hpp"
-#include "kit/error.h"
-#include "lowering/lowering.h"
+#include "kit/error.hpp"
+#include "lowering/lowering.hpp"
 
 namespace {
 
@@ -51,7 +51,7 @@ using conformance::kernels::KernelTest;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-void WriteBytes(const fs::path& path, const void* data, size_t size) {
+void write_bytes(const fs::path& path, const void* data, size_t size) {
   std::ofstream out(path, std::ios::binary);
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
   if (!out) {
@@ -67,7 +67,7 @@ struct Allocations {
   std::vector<uint64_t> bases;
   std::function<uint64_t(const HostTensor&)> place;
 
-  size_t IndexOf(const HostTensor& tensor) {
+  size_t index_of(const HostTensor& tensor) {
     for (size_t s = 0; s < storages.size(); ++s) {
       if (storages[s].storage_id() == tensor.storage_id()) return s;
     }
@@ -86,7 +86,7 @@ struct Allocations {
     return storages.size() - 1;
   }
 
-  pjrt_bridge::Location Locate(hal_devptr address) const {
+  pjrt_bridge::Location locate(hal_devptr address) const {
     for (size_t s = 0; s < storages.size(); ++s) {
       const uint64_t size = storages[s].storage().size();
       if (address >= bases[s] &&
@@ -99,14 +99,14 @@ struct Allocations {
   }
 };
 
-std::vector<hal_arg> LaunchArgs(const Case& c, Allocations& allocations) {
+std::vector<hal_arg> launch_args(const Case& c, Allocations& allocations) {
   std::vector<hal_arg> args;
   for (const Arg& arg : c.args) {
     hal_arg given{};
     switch (arg.kind) {
       case Arg::Kind::kTensor: {
         const HostTensor& t = arg.t();
-        const size_t s = allocations.IndexOf(t);
+        const size_t s = allocations.index_of(t);
         given.kind = HAL_ARG_TENSOR;
         const auto& layout = t.layout();
         given.value.tensor.dtype = t.dtype();
@@ -141,8 +141,8 @@ std::vector<hal_arg> LaunchArgs(const Case& c, Allocations& allocations) {
 
 // How cpu_ref fails an error case: nullopt when it refuses the launch,
 // else the message of the error its stream reports.
-std::optional<std::string> ExecutionErrorOnCpuRef(const KernelSpec& spec,
-                                                  const Case& c) {
+std::optional<std::string> execution_error_on_cpu_ref(const KernelSpec& spec,
+                                                      const Case& c) {
   const hal::Device& device = conformance::device();
   const hal::Stream stream = device.create_stream();
   std::vector<hal::Buffer> buffers;
@@ -155,7 +155,7 @@ std::optional<std::string> ExecutionErrorOnCpuRef(const KernelSpec& spec,
     }
     return buffers.back().ptr();
   };
-  const std::vector<hal_arg> args = LaunchArgs(c, allocations);
+  const std::vector<hal_arg> args = launch_args(c, allocations);
   try {
     stream.launch(device.kernel(spec.name), args);
   } catch (const hal::Error&) {
@@ -172,9 +172,9 @@ std::optional<std::string> ExecutionErrorOnCpuRef(const KernelSpec& spec,
 // The status a data check must report for cpu_ref's `error` (the core's
 // prefix, then the kernel's message), after checking that the program words
 // it as cpu_ref does.
-std::vector<int64_t> ExpectedStatus(const pjrt_bridge::Program& program,
-                                    std::string_view kernel,
-                                    const std::string& error) {
+std::vector<int64_t> expected_status(const pjrt_bridge::Program& program,
+                                     std::string_view kernel,
+                                     const std::string& error) {
   if (!program.check_status) {
     throw std::runtime_error(
         "cpu_ref fails on execution but the program has no data check: " +
@@ -213,19 +213,19 @@ std::vector<int64_t> ExpectedStatus(const pjrt_bridge::Program& program,
 
 // Writes one case's folder; returns its manifest entry. `error`: cpu_ref's
 // message for a data-error case.
-json WriteCase(const fs::path& dir, const KernelSpec& spec,
-               const KernelTest& test, const Case& c,
-               const std::optional<std::string>& error) {
+json write_case(const fs::path& dir, const KernelSpec& spec,
+                const KernelTest& test, const Case& c,
+                const std::optional<std::string>& error) {
   Allocations allocations;
-  const std::vector<hal_arg> args = LaunchArgs(c, allocations);
-  const pjrt_bridge::LaunchDescription launch = pjrt_bridge::DescribeLaunch(
+  const std::vector<hal_arg> args = launch_args(c, allocations);
+  const pjrt_bridge::LaunchDescription launch = pjrt_bridge::describe_launch(
       spec.name, args,
-      [&](hal_devptr address) { return allocations.Locate(address); });
+      [&](hal_devptr address) { return allocations.locate(address); });
   // Throws UNSUPPORTED before anything is written for a pair not lowered.
   const pjrt_bridge::Program program =
-      pjrt_bridge::LowerStandardKernel(launch.signature);
+      pjrt_bridge::lower_standard_kernel(launch.signature);
   const std::vector<int64_t> status =
-      error ? ExpectedStatus(program, spec.name, *error)
+      error ? expected_status(program, spec.name, *error)
             : std::vector<int64_t>{};
   // With an error case the reference is not run: every storage, and so
   // every byte, must keep its pre-launch contents.
@@ -239,7 +239,7 @@ json WriteCase(const fs::path& dir, const KernelSpec& spec,
   const auto param = [&](const void* data, size_t size, std::string dtype,
                          std::vector<int64_t> dims) {
     const std::string name = fmt::format("param_{}.bin", file++);
-    WriteBytes(dir / name, data, size);
+    write_bytes(dir / name, data, size);
     params.push_back({{"file", name}, {"dtype", dtype}, {"dims", dims}});
   };
   for (int buffer : program.param_buffers) {
@@ -255,7 +255,7 @@ json WriteCase(const fs::path& dir, const KernelSpec& spec,
   for (size_t i = 0; i < program.scalar_params.size(); ++i) {
     const hal_dtype type = program.scalar_params[i];
     const std::vector<std::byte> bytes =
-        pjrt_bridge::EncodeScalar(launch.scalars[i], type);
+        pjrt_bridge::encode_scalar(launch.scalars[i], type);
     param(bytes.data(), bytes.size(), hal::dtype_name(type), {});
   }
 
@@ -264,7 +264,7 @@ json WriteCase(const fs::path& dir, const KernelSpec& spec,
     const size_t s = launch.allocations[buffer];
     const std::string name = fmt::format("expected_{}.bin", results.size());
     const auto bytes = want.storages[s].storage();
-    WriteBytes(dir / name, bytes.data(), bytes.size());
+    write_bytes(dir / name, bytes.data(), bytes.size());
     json views = json::array();
     for (size_t o = 0; o < (error ? 0 : want.outputs[s].size()); ++o) {
       const HostTensor& out = want.outputs[s][o];
@@ -307,7 +307,7 @@ json WriteCase(const fs::path& dir, const KernelSpec& spec,
 // The transfer programs, against the same byte operations on the host:
 // each case runs one program over random buffers; a copy within one buffer
 // overlaps both ways.
-json TransferPairs(const fs::path& out) {
+json transfer_pairs(const fs::path& out) {
   struct Transfer {
     std::string name;
     pjrt_bridge::Program program;
@@ -330,7 +330,7 @@ json TransferPairs(const fs::path& out) {
     auto want = dst;
     std::copy_n(src.begin() + 10, 33, want.begin() + 40);
     transfers.push_back({"copy_range",
-                         pjrt_bridge::LowerCopyRange(100, 80, false, 33),
+                         pjrt_bridge::lower_copy_range(100, 80, false, 33),
                          {src, dst},
                          {10, 40},
                          want});
@@ -341,7 +341,7 @@ json TransferPairs(const fs::path& out) {
     std::copy(buffer.begin() + from, buffer.begin() + from + 40,
               want.begin() + to);
     transfers.push_back({fmt::format("copy_range_within_{}_to_{}", from, to),
-                         pjrt_bridge::LowerCopyRange(64, 64, true, 40),
+                         pjrt_bridge::lower_copy_range(64, 64, true, 40),
                          {buffer},
                          {from, to},
                          want});
@@ -352,7 +352,7 @@ json TransferPairs(const fs::path& out) {
     auto want = buffer;
     for (size_t i = 0; i < 48; ++i) want[8 + i] = pattern[i % pattern_bytes];
     transfers.push_back({fmt::format("fill_{}", pattern_bytes),
-                         pjrt_bridge::LowerFill(96, pattern_bytes, 48),
+                         pjrt_bridge::lower_fill(96, pattern_bytes, 48),
                          {buffer, pattern},
                          {8},
                          want});
@@ -362,7 +362,7 @@ json TransferPairs(const fs::path& out) {
     auto want = buffer;
     std::copy(data.begin(), data.end(), want.begin() + 17);
     transfers.push_back({"write_range",
-                         pjrt_bridge::LowerWriteRange(50, 20),
+                         pjrt_bridge::lower_write_range(50, 20),
                          {buffer, data},
                          {17},
                          want});
@@ -371,7 +371,7 @@ json TransferPairs(const fs::path& out) {
     auto buffer = random_bytes(50);
     std::vector<uint8_t> want(buffer.begin() + 3, buffer.begin() + 30);
     transfers.push_back({"read_range",
-                         pjrt_bridge::LowerReadRange(50, 27),
+                         pjrt_bridge::lower_read_range(50, 27),
                          {buffer},
                          {3},
                          want});
@@ -383,18 +383,18 @@ json TransferPairs(const fs::path& out) {
     std::ofstream(dir / "program.mlir") << t.program.mlir;
     json params = json::array();
     for (size_t i = 0; i < t.buffers.size(); ++i) {
-      WriteBytes(dir / fmt::format("param_{}.bin", i), t.buffers[i].data(),
-                 t.buffers[i].size());
+      write_bytes(dir / fmt::format("param_{}.bin", i), t.buffers[i].data(),
+                  t.buffers[i].size());
       params.push_back({{"file", fmt::format("param_{}.bin", i)},
                         {"dtype", "u8"},
                         {"dims", {t.buffers[i].size()}}});
     }
-    WriteBytes(dir / "offsets.bin", t.offsets.data(),
-               t.offsets.size() * sizeof(int64_t));
+    write_bytes(dir / "offsets.bin", t.offsets.data(),
+                t.offsets.size() * sizeof(int64_t));
     params.push_back({{"file", "offsets.bin"},
                       {"dtype", "i64"},
                       {"dims", {t.offsets.size()}}});
-    WriteBytes(dir / "expected_0.bin", t.expected.data(), t.expected.size());
+    write_bytes(dir / "expected_0.bin", t.expected.data(), t.expected.size());
     const json view = {
         {"dtype", "u8"},  {"offset", 0}, {"sizes", {t.expected.size()}},
         {"strides", {1}}, {"atol", 0},   {"rtol", 0}};
@@ -428,7 +428,7 @@ int main(int argc, char** argv) {
   const std::set<std::string> only(argv + 2, argv + argc);
   fs::create_directories(out);
   if (only.contains("--transfers")) {
-    std::ofstream(out / "manifest.json") << TransferPairs(out).dump(1);
+    std::ofstream(out / "manifest.json") << transfer_pairs(out).dump(1);
     return 0;
   }
   json pairs = json::array();
@@ -456,14 +456,14 @@ int main(int argc, char** argv) {
           try {
             std::optional<std::string> error;
             if (cases[i].expected_error) {
-              error = ExecutionErrorOnCpuRef(spec, cases[i]);
+              error = execution_error_on_cpu_ref(spec, cases[i]);
               if (!error) {
                 ++skipped;  // refused at launch: never lowered
                 continue;
               }
             }
-            written.push_back(WriteCase(out / pair_name / std::to_string(i),
-                                        spec, *test, cases[i], error));
+            written.push_back(write_case(out / pair_name / std::to_string(i),
+                                         spec, *test, cases[i], error));
           } catch (const std::exception& error) {
             throw std::runtime_error(cases[i].name + ": " + error.what());
           }

@@ -7,7 +7,7 @@ then compiles each program with jaxlib's CPU client, runs it and compares
 every returned buffer with the expected one as the conformance harness
 does: elements of the output views within the table's tolerance (NaN
 matches NaN, integers and bool exact), every other byte unchanged. The
-cases of a program with a data check have a "status" (lowering.h) that its
+cases of a program with a data check have a "status" (lowering.hpp) that its
 last result must equal: zeros for a valid case; for a data error (an index
 out of range, which cpu_ref fails on execution) the bad element, and then
 every buffer must come back unchanged.

@@ -1,6 +1,6 @@
 // A test double of a PJRT plugin: GetPjrtApi over XLA's CPU compiler, reached
 // through jaxlib in an embedded Python (jax_cpu_plugin.py). Written against
-// the bridge's own declarations (pjrt_api.h), it fills the entries the bridge
+// the bridge's own declarations (pjrt_api.hpp), it fills the entries the bridge
 // calls; the others stay NULL. What it fakes, and so cannot test: README.md.
 //
 // Ownership: every object handed out (errors, events, buffers, executables,
@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "pjrt_api.h"
+#include "pjrt_api.hpp"
 
 namespace pjrt_bridge::c {
 
@@ -71,13 +71,13 @@ class Gil {
   PyGILState_STATE state_;
 };
 
-c::Error* MakeError(c::ErrorCode code, std::string message) {
+c::Error* make_error(c::ErrorCode code, std::string message) {
   return new c::Error{code, std::move(message)};
 }
 
 // The pending Python exception as a PJRT error, code and message from the
 // module's error_of. Call with the GIL held.
-c::Error* TakePythonError(std::string_view what) {
+c::Error* take_python_error(std::string_view what) {
   PyObject* type = nullptr;
   PyObject* value = nullptr;
   PyObject* traceback = nullptr;
@@ -90,8 +90,8 @@ c::Error* TakePythonError(std::string_view what) {
     const char* message = nullptr;
     if (described != nullptr &&
         PyArg_ParseTuple(described, "is", &code, &message)) {
-      error = MakeError(static_cast<c::ErrorCode>(code),
-                        std::string(what) + ": " + message);
+      error = make_error(static_cast<c::ErrorCode>(code),
+                         std::string(what) + ": " + message);
     }
     Py_XDECREF(described);
   }
@@ -101,9 +101,9 @@ c::Error* TakePythonError(std::string_view what) {
     PyErr_Clear();
     PyObject* text = value != nullptr ? PyObject_Str(value) : nullptr;
     const char* utf8 = text != nullptr ? PyUnicode_AsUTF8(text) : nullptr;
-    error = MakeError(g_module == nullptr ? c::kUnavailable : c::kInternal,
-                      std::string(what) + ": " +
-                          (utf8 != nullptr ? utf8 : "unknown Python error"));
+    error = make_error(g_module == nullptr ? c::kUnavailable : c::kInternal,
+                       std::string(what) + ": " +
+                           (utf8 != nullptr ? utf8 : "unknown Python error"));
     Py_XDECREF(text);
     PyErr_Clear();
   }
@@ -116,7 +116,7 @@ c::Error* TakePythonError(std::string_view what) {
 // Extension modules (numpy, jaxlib) find the interpreter's symbols in the
 // global scope, but the bridge loads plugins RTLD_LOCAL, which keeps our
 // dependency libpython out of it: reopen libpython RTLD_GLOBAL.
-void MakePythonGlobal() {
+void make_python_global() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&Py_InitializeFromConfig), &info) != 0 &&
       info.dli_fname != nullptr) {
@@ -128,14 +128,14 @@ void MakePythonGlobal() {
 // (its pyvenv.cfg puts that environment's site-packages on the path), unless
 // the process already runs one (the plugin inside a torch process), and
 // imports the module. Thread-safe; a failed import is retried next time.
-c::Error* StartPython() {
+c::Error* start_python() {
   static std::mutex mutex;
   std::lock_guard lock(mutex);
   if (g_module != nullptr) {
     return nullptr;
   }
   if (!Py_IsInitialized()) {
-    MakePythonGlobal();
+    make_python_global();
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;  // the host process owns its signals
@@ -148,7 +148,7 @@ c::Error* StartPython() {
     }
     PyConfig_Clear(&config);
     if (PyStatus_Exception(status)) {
-      return MakeError(
+      return make_error(
           c::kUnavailable,
           std::string("cannot start Python (") + HAL_JAX_CPU_PLUGIN_PYTHON +
               "): " + (status.err_msg != nullptr ? status.err_msg : ""));
@@ -162,56 +162,56 @@ c::Error* StartPython() {
       path != nullptr && dir != nullptr && PyList_Insert(path, 0, dir) == 0;
   Py_XDECREF(dir);
   if (!added) {
-    return TakePythonError("cannot extend sys.path");
+    return take_python_error("cannot extend sys.path");
   }
   g_module = PyImport_ImportModule("jax_cpu_plugin");
   if (g_module == nullptr) {
-    return TakePythonError("cannot import jax_cpu_plugin");
+    return take_python_error("cannot import jax_cpu_plugin");
   }
   return nullptr;
 }
 
 // --- errors and events ---
 
-void ErrorDestroy(c::ErrorDestroyArgs* args) { delete args->error; }
+void error_destroy(c::ErrorDestroyArgs* args) { delete args->error; }
 
-void ErrorMessage(c::ErrorMessageArgs* args) {
+void error_message(c::ErrorMessageArgs* args) {
   args->message = args->error->message.data();
   args->message_size = args->error->message.size();
 }
 
-c::Error* ErrorGetCode(c::ErrorGetCodeArgs* args) {
+c::Error* error_get_code(c::ErrorGetCodeArgs* args) {
   args->code = args->error->code;
   return nullptr;
 }
 
-c::Error* PluginInitialize(c::PluginInitializeArgs*) { return nullptr; }
+c::Error* plugin_initialize(c::PluginInitializeArgs*) { return nullptr; }
 
-c::Error* EventDestroy(c::EventDestroyArgs* args) {
+c::Error* event_destroy(c::EventDestroyArgs* args) {
   delete args->event;
   return nullptr;
 }
 
-c::Error* EventIsReady(c::EventIsReadyArgs* args) {
+c::Error* event_is_ready(c::EventIsReadyArgs* args) {
   args->is_ready = true;
   return nullptr;
 }
 
 // Event_Error and Event_Await: the work behind an event never fails after
 // the call that made it returned.
-c::Error* EventNoError(c::EventErrorArgs*) { return nullptr; }
+c::Error* event_no_error(c::EventErrorArgs*) { return nullptr; }
 
-c::Error* EventOnReady(c::EventOnReadyArgs* args) {
+c::Error* event_on_ready(c::EventOnReadyArgs* args) {
   args->callback(nullptr, args->user_arg);
   return nullptr;
 }
 
 // --- client and device ---
 
-c::Error* ClientCreate(c::ClientCreateArgs* args) {
+c::Error* client_create(c::ClientCreateArgs* args) {
   // Creation options are accepted and ignored: XLA CPU takes none the
   // bridge sends.
-  if (c::Error* error = StartPython()) {
+  if (c::Error* error = start_python()) {
     return error;
   }
   Gil gil;
@@ -222,7 +222,7 @@ c::Error* ClientCreate(c::ClientCreateArgs* args) {
   if (description == nullptr ||
       !PyArg_ParseTuple(description, "sss", &name, &version, &kind)) {
     Py_XDECREF(description);
-    return TakePythonError("cannot describe the CPU device");
+    return take_python_error("cannot describe the CPU device");
   }
   auto* client = new c::Client;
   client->platform_name = name;
@@ -233,35 +233,35 @@ c::Error* ClientCreate(c::ClientCreateArgs* args) {
   return nullptr;
 }
 
-c::Error* ClientDestroy(c::ClientArgs* args) {
+c::Error* client_destroy(c::ClientArgs* args) {
   delete args->client;
   return nullptr;
 }
 
-c::Error* ClientPlatformName(c::ClientStringArgs* args) {
+c::Error* client_platform_name(c::ClientStringArgs* args) {
   args->value = args->client->platform_name.data();
   args->value_size = args->client->platform_name.size();
   return nullptr;
 }
 
-c::Error* ClientPlatformVersion(c::ClientStringArgs* args) {
+c::Error* client_platform_version(c::ClientStringArgs* args) {
   args->value = args->client->platform_version.data();
   args->value_size = args->client->platform_version.size();
   return nullptr;
 }
 
-c::Error* ClientAddressableDevices(c::ClientDevicesArgs* args) {
+c::Error* client_addressable_devices(c::ClientDevicesArgs* args) {
   args->devices = args->client->devices;
   args->num_devices = 1;
   return nullptr;
 }
 
-c::Error* DeviceGetDescription(c::DeviceGetDescriptionArgs* args) {
+c::Error* device_get_description(c::DeviceGetDescriptionArgs* args) {
   args->device_description = &args->device->description;
   return nullptr;
 }
 
-c::Error* DeviceDescriptionKind(c::DeviceDescriptionStringArgs* args) {
+c::Error* device_description_kind(c::DeviceDescriptionStringArgs* args) {
   args->value = args->device_description->kind.data();
   args->value_size = args->device_description->kind.size();
   return nullptr;
@@ -269,20 +269,20 @@ c::Error* DeviceDescriptionKind(c::DeviceDescriptionStringArgs* args) {
 
 // What a plugin without statistics answers; the bridge then sizes the
 // device from HAL_PJRT_MEMORY.
-c::Error* DeviceMemoryStats(c::DeviceMemoryStatsArgs*) {
-  return MakeError(c::kUnimplemented,
-                   "the jax CPU test plugin keeps no memory statistics");
+c::Error* device_memory_stats(c::DeviceMemoryStatsArgs*) {
+  return make_error(c::kUnimplemented,
+                    "the jax CPU test plugin keeps no memory statistics");
 }
 
 // --- compilation and execution ---
 
-c::Error* ClientCompile(c::ClientCompileArgs* args) {
+c::Error* client_compile(c::ClientCompileArgs* args) {
   const c::Program& program = *args->program;
   const std::string_view format(program.format, program.format_size);
   if (format != "mlir") {
-    return MakeError(c::kInvalidArgument,
-                     "program format \"" + std::string(format) +
-                         "\": the jax CPU test plugin compiles \"mlir\"");
+    return make_error(c::kInvalidArgument,
+                      "program format \"" + std::string(format) +
+                          "\": the jax CPU test plugin compiles \"mlir\"");
   }
   Gil gil;
   PyObject* compiled = PyObject_CallMethod(
@@ -294,7 +294,7 @@ c::Error* ClientCompile(c::ClientCompileArgs* args) {
   if (compiled == nullptr ||
       !PyArg_ParseTuple(compiled, "On", &executable, &num_outputs)) {
     Py_XDECREF(compiled);
-    return TakePythonError("compile");
+    return take_python_error("compile");
   }
   args->executable = new c::LoadedExecutable{
       args->client, Py_NewRef(executable), static_cast<size_t>(num_outputs)};
@@ -302,66 +302,67 @@ c::Error* ClientCompile(c::ClientCompileArgs* args) {
   return nullptr;
 }
 
-c::Error* ExecutableDestroy(c::ExecutableDestroyArgs* args) {
+c::Error* executable_destroy(c::ExecutableDestroyArgs* args) {
   delete args->executable;
   return nullptr;
 }
 
-c::Error* ExecutableNumOutputs(c::ExecutableNumOutputsArgs* args) {
+c::Error* executable_num_outputs(c::ExecutableNumOutputsArgs* args) {
   args->num_outputs = args->executable->num_outputs;
   return nullptr;
 }
 
-c::Error* LoadedExecutableDestroy(c::LoadedExecutableDestroyArgs* args) {
+c::Error* loaded_executable_destroy(c::LoadedExecutableDestroyArgs* args) {
   Gil gil;
   Py_DECREF(args->executable->executable);
   delete args->executable;
   return nullptr;
 }
 
-c::Error* LoadedExecutableGetExecutable(
+c::Error* loaded_executable_get_executable(
     c::LoadedExecutableGetExecutableArgs* args) {
   args->executable = new c::Executable{args->loaded_executable->num_outputs};
   return nullptr;
 }
 
-c::Error* LoadedExecutableExecute(c::LoadedExecutableExecuteArgs* args) {
+c::Error* loaded_executable_execute(c::LoadedExecutableExecuteArgs* args) {
   const c::LoadedExecutable& executable = *args->executable;
   if (args->num_devices != 1) {
-    return MakeError(c::kInvalidArgument,
-                     "execution on " + std::to_string(args->num_devices) +
-                         " devices; the jax CPU test plugin has one");
+    return make_error(c::kInvalidArgument,
+                      "execution on " + std::to_string(args->num_devices) +
+                          " devices; the jax CPU test plugin has one");
   }
   if (args->execute_device != nullptr &&
       args->execute_device != &executable.client->device) {
-    return MakeError(c::kInvalidArgument,
-                     "execute_device is not this client's device");
+    return make_error(c::kInvalidArgument,
+                      "execute_device is not this client's device");
   }
   Gil gil;
   PyObject* arguments = PyList_New(static_cast<Py_ssize_t>(args->num_args));
   if (arguments == nullptr) {
-    return TakePythonError("execute");
+    return take_python_error("execute");
   }
   for (size_t i = 0; i < args->num_args; ++i) {
     const c::Buffer* buffer = args->argument_lists[0][i];
     if (buffer == nullptr) {
       Py_DECREF(arguments);
-      return MakeError(c::kInvalidArgument,
-                       "argument " + std::to_string(i) + " is NULL");
+      return make_error(c::kInvalidArgument,
+                        "argument " + std::to_string(i) + " is NULL");
     }
     PyList_SET_ITEM(arguments, i, Py_NewRef(buffer->array));
   }
   PyObject* outputs = PyObject_CallMethod(g_module, "execute", "ON",
                                           executable.executable, arguments);
   if (outputs == nullptr) {
-    return TakePythonError("execute");
+    return take_python_error("execute");
   }
   if (static_cast<size_t>(PyList_GET_SIZE(outputs)) != executable.num_outputs) {
     const size_t count = PyList_GET_SIZE(outputs);
     Py_DECREF(outputs);
-    return MakeError(c::kInternal, "execute returned " + std::to_string(count) +
-                                       " outputs, the executable declares " +
-                                       std::to_string(executable.num_outputs));
+    return make_error(c::kInternal, "execute returned " +
+                                        std::to_string(count) +
+                                        " outputs, the executable declares " +
+                                        std::to_string(executable.num_outputs));
   }
   for (size_t i = 0; i < executable.num_outputs; ++i) {
     args->output_lists[0][i] =
@@ -376,15 +377,15 @@ c::Error* LoadedExecutableExecute(c::LoadedExecutableExecuteArgs* args) {
 
 // --- buffers ---
 
-c::Error* ClientBufferFromHostBuffer(c::BufferFromHostBufferArgs* args) {
+c::Error* client_buffer_from_host_buffer(c::BufferFromHostBufferArgs* args) {
   if (args->num_byte_strides != 0 || args->memory != nullptr ||
       args->device_layout != nullptr) {
-    return MakeError(c::kUnimplemented,
-                     "the jax CPU test plugin takes dense row-major host "
-                     "data for a device (no strides, memory or layout)");
+    return make_error(c::kUnimplemented,
+                      "the jax CPU test plugin takes dense row-major host "
+                      "data for a device (no strides, memory or layout)");
   }
   if (args->device != nullptr && args->device != &args->client->device) {
-    return MakeError(c::kInvalidArgument, "the device is not this client's");
+    return make_error(c::kInvalidArgument, "the device is not this client's");
   }
   Gil gil;
   PyObject* dims = PyTuple_New(static_cast<Py_ssize_t>(args->num_dims));
@@ -399,25 +400,25 @@ c::Error* ClientBufferFromHostBuffer(c::BufferFromHostBufferArgs* args) {
                                     reinterpret_cast<uintptr_t>(args->data)),
                                 static_cast<int>(args->type), dims);
   if (array == nullptr) {
-    return TakePythonError("host-to-device transfer");
+    return take_python_error("host-to-device transfer");
   }
   args->buffer = new c::Buffer{array};
   args->done_with_host_buffer = new c::Event;
   return nullptr;
 }
 
-c::Error* BufferDestroy(c::BufferDestroyArgs* args) {
+c::Error* buffer_destroy(c::BufferDestroyArgs* args) {
   Gil gil;
   Py_DECREF(args->buffer->array);
   delete args->buffer;
   return nullptr;
 }
 
-c::Error* BufferToHostBuffer(c::BufferToHostBufferArgs* args) {
+c::Error* buffer_to_host_buffer(c::BufferToHostBufferArgs* args) {
   if (args->dst == nullptr || args->host_layout != nullptr) {
-    return MakeError(c::kUnimplemented,
-                     "the jax CPU test plugin copies into a given dense "
-                     "destination (no size query, no host layout)");
+    return make_error(c::kUnimplemented,
+                      "the jax CPU test plugin copies into a given dense "
+                      "destination (no size query, no host layout)");
   }
   Gil gil;
   PyObject* result = PyObject_CallMethod(
@@ -425,7 +426,7 @@ c::Error* BufferToHostBuffer(c::BufferToHostBufferArgs* args) {
       static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(args->dst)),
       static_cast<unsigned long long>(args->dst_size));
   if (result == nullptr) {
-    return TakePythonError("device-to-host transfer");
+    return take_python_error("device-to-host transfer");
   }
   Py_DECREF(result);
   args->event = new c::Event;
@@ -435,59 +436,61 @@ c::Error* BufferToHostBuffer(c::BufferToHostBufferArgs* args) {
 // Refuses an argument struct smaller than ours, as real plugins do (the
 // bridge must state the size it filled).
 template <typename Args, c::Error* (*entry)(Args*)>
-c::Error* Checked(Args* args) {
+c::Error* checked(Args* args) {
   if (args->struct_size < sizeof(Args)) {
-    return MakeError(c::kInvalidArgument,
-                     "argument struct of " + std::to_string(args->struct_size) +
-                         " bytes, the plugin's has " +
-                         std::to_string(sizeof(Args)));
+    return make_error(
+        c::kInvalidArgument,
+        "argument struct of " + std::to_string(args->struct_size) +
+            " bytes, the plugin's has " + std::to_string(sizeof(Args)));
   }
   return entry(args);
 }
 
-c::Api MakeApi() {
+c::Api make_api() {
   c::Api api{};
   api.struct_size = sizeof(api);
   api.version.struct_size = sizeof(api.version);
   api.version.major_version = c::kApiMajor;
   api.version.minor_version = c::kApiMinor;
-  api.Error_Destroy = ErrorDestroy;
-  api.Error_Message = ErrorMessage;
-  api.Error_GetCode = Checked<c::ErrorGetCodeArgs, ErrorGetCode>;
-  api.Plugin_Initialize = Checked<c::PluginInitializeArgs, PluginInitialize>;
-  api.Event_Destroy = Checked<c::EventDestroyArgs, EventDestroy>;
-  api.Event_IsReady = Checked<c::EventIsReadyArgs, EventIsReady>;
-  api.Event_Error = Checked<c::EventErrorArgs, EventNoError>;
-  api.Event_Await = Checked<c::EventErrorArgs, EventNoError>;
-  api.Event_OnReady = Checked<c::EventOnReadyArgs, EventOnReady>;
-  api.Client_Create = Checked<c::ClientCreateArgs, ClientCreate>;
-  api.Client_Destroy = Checked<c::ClientArgs, ClientDestroy>;
-  api.Client_PlatformName = Checked<c::ClientStringArgs, ClientPlatformName>;
+  api.Error_Destroy = error_destroy;
+  api.Error_Message = error_message;
+  api.Error_GetCode = checked<c::ErrorGetCodeArgs, error_get_code>;
+  api.Plugin_Initialize = checked<c::PluginInitializeArgs, plugin_initialize>;
+  api.Event_Destroy = checked<c::EventDestroyArgs, event_destroy>;
+  api.Event_IsReady = checked<c::EventIsReadyArgs, event_is_ready>;
+  api.Event_Error = checked<c::EventErrorArgs, event_no_error>;
+  api.Event_Await = checked<c::EventErrorArgs, event_no_error>;
+  api.Event_OnReady = checked<c::EventOnReadyArgs, event_on_ready>;
+  api.Client_Create = checked<c::ClientCreateArgs, client_create>;
+  api.Client_Destroy = checked<c::ClientArgs, client_destroy>;
+  api.Client_PlatformName = checked<c::ClientStringArgs, client_platform_name>;
   api.Client_PlatformVersion =
-      Checked<c::ClientStringArgs, ClientPlatformVersion>;
+      checked<c::ClientStringArgs, client_platform_version>;
   api.Client_AddressableDevices =
-      Checked<c::ClientDevicesArgs, ClientAddressableDevices>;
-  api.Client_Compile = Checked<c::ClientCompileArgs, ClientCompile>;
+      checked<c::ClientDevicesArgs, client_addressable_devices>;
+  api.Client_Compile = checked<c::ClientCompileArgs, client_compile>;
   api.Client_BufferFromHostBuffer =
-      Checked<c::BufferFromHostBufferArgs, ClientBufferFromHostBuffer>;
+      checked<c::BufferFromHostBufferArgs, client_buffer_from_host_buffer>;
   api.DeviceDescription_Kind =
-      Checked<c::DeviceDescriptionStringArgs, DeviceDescriptionKind>;
+      checked<c::DeviceDescriptionStringArgs, device_description_kind>;
   api.Device_GetDescription =
-      Checked<c::DeviceGetDescriptionArgs, DeviceGetDescription>;
-  api.Device_MemoryStats = Checked<c::DeviceMemoryStatsArgs, DeviceMemoryStats>;
-  api.Executable_Destroy = Checked<c::ExecutableDestroyArgs, ExecutableDestroy>;
+      checked<c::DeviceGetDescriptionArgs, device_get_description>;
+  api.Device_MemoryStats =
+      checked<c::DeviceMemoryStatsArgs, device_memory_stats>;
+  api.Executable_Destroy =
+      checked<c::ExecutableDestroyArgs, executable_destroy>;
   api.Executable_NumOutputs =
-      Checked<c::ExecutableNumOutputsArgs, ExecutableNumOutputs>;
+      checked<c::ExecutableNumOutputsArgs, executable_num_outputs>;
   api.LoadedExecutable_Destroy =
-      Checked<c::LoadedExecutableDestroyArgs, LoadedExecutableDestroy>;
+      checked<c::LoadedExecutableDestroyArgs, loaded_executable_destroy>;
   api.LoadedExecutable_GetExecutable =
-      Checked<c::LoadedExecutableGetExecutableArgs,
-              LoadedExecutableGetExecutable>;
+      checked<c::LoadedExecutableGetExecutableArgs,
+              loaded_executable_get_executable>;
   api.LoadedExecutable_Execute =
-      Checked<c::LoadedExecutableExecuteArgs, LoadedExecutableExecute>;
-  api.Buffer_Destroy = Checked<c::BufferDestroyArgs, BufferDestroy>;
+      checked<c::LoadedExecutableExecuteArgs, loaded_executable_execute>;
+  api.Buffer_Destroy = checked<c::BufferDestroyArgs, buffer_destroy>;
   api.Buffer_ToHostBuffer =
-      Checked<c::BufferToHostBufferArgs, BufferToHostBuffer>;
+      checked<c::BufferToHostBufferArgs, buffer_to_host_buffer>;
   return api;
 }
 
@@ -496,6 +499,6 @@ c::Api MakeApi() {
 
 extern "C" __attribute__((visibility("default"))) const pjrt_bridge::c::Api*
 GetPjrtApi() {
-  static const pjrt_bridge::c::Api api = jax_cpu_plugin::MakeApi();
+  static const pjrt_bridge::c::Api api = jax_cpu_plugin::make_api();
   return &api;
 }

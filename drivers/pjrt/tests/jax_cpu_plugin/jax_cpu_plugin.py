@@ -30,7 +30,7 @@ _backend = jax_backend.get_backend("cpu")
 _device = _backend.devices()[0]
 _devices = xla_client.DeviceList((_device,))
 
-# PJRT_Buffer_Type (pjrt_api.h BufferType) -> element type.
+# PJRT_Buffer_Type (pjrt_api.hpp BufferType) -> element type.
 _DTYPES = {
     1: np.bool_, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64,
     6: np.uint8, 10: np.float16, 11: np.float32, 12: np.float64,

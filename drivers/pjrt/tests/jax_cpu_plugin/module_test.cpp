@@ -30,13 +30,13 @@ constexpr std::string_view kProgram = R"(module @user {
   }
 })";
 
-std::span<const std::byte> Bytes(std::string_view text) {
+std::span<const std::byte> bytes(std::string_view text) {
   return std::as_bytes(std::span(text.data(), text.size()));
 }
 
 // The pjrt driver's first device; without one, an error that says where to
 // look (the driver logs the plugin's reason).
-hal::Device FirstDevice() {
+hal::Device first_device() {
   hal::Runtime runtime = hal::Runtime::open("pjrt");
   if (runtime.device_count() == 0) {
     throw std::runtime_error(
@@ -48,11 +48,11 @@ hal::Device FirstDevice() {
 
 class StableHloModule : public ::testing::Test {
  protected:
-  hal::Device device_ = FirstDevice();
+  hal::Device device_ = first_device();
 };
 
 TEST_F(StableHloModule, ResultsLandInTheFirstTensors) {
-  hal::Module module = device_.load_module("stablehlo", Bytes(kProgram));
+  hal::Module module = device_.load_module("stablehlo", bytes(kProgram));
   hal::Kernel main = module.kernel("main");
   const std::vector<float> x = {1, 2, 3, 4, 5, 6};
   const std::vector<float> y = {10, 20, 30};
@@ -87,7 +87,7 @@ TEST_F(StableHloModule, ResultsLandInTheFirstTensors) {
 
 TEST_F(StableHloModule, ABadProgramFailsAtLoadWithTheCompilersMessage) {
   try {
-    device_.load_module("stablehlo", Bytes("module { func.func @main( }"));
+    device_.load_module("stablehlo", bytes("module { func.func @main( }"));
     FAIL() << "a malformed program loaded";
   } catch (const hal::Error& error) {
     EXPECT_NE(error.code(), hal::StatusCode::kOk);
@@ -98,7 +98,7 @@ TEST_F(StableHloModule, ABadProgramFailsAtLoadWithTheCompilersMessage) {
 }
 
 TEST_F(StableHloModule, OnlyMainIsAKernel) {
-  hal::Module module = device_.load_module("stablehlo", Bytes(kProgram));
+  hal::Module module = device_.load_module("stablehlo", bytes(kProgram));
   try {
     module.kernel("other");
     FAIL() << "a module kernel other than main was found";
@@ -108,7 +108,7 @@ TEST_F(StableHloModule, OnlyMainIsAKernel) {
 }
 
 TEST_F(StableHloModule, ALaunchShortOfTheResultsIsRefused) {
-  hal::Module module = device_.load_module("stablehlo", Bytes(kProgram));
+  hal::Module module = device_.load_module("stablehlo", bytes(kProgram));
   hal::Buffer out = device_.allocate(64);
   const hal_arg args[] = {hal::tensor_arg(out.ptr(), HAL_DTYPE_F32, {2, 3})};
   try {
@@ -120,7 +120,7 @@ TEST_F(StableHloModule, ALaunchShortOfTheResultsIsRefused) {
 }
 
 TEST_F(StableHloModule, ANonContiguousTensorIsRefused) {
-  hal::Module module = device_.load_module("stablehlo", Bytes(kProgram));
+  hal::Module module = device_.load_module("stablehlo", bytes(kProgram));
   hal::Buffer out = device_.allocate(256);
   hal::Buffer in = device_.allocate(256);
   // x transposed: sizes [2, 3] over strides [1, 2].
