@@ -1,6 +1,8 @@
-// Argument checks of the reduction family (table/reduction.json) that every
-// driver shares: keepdim output shapes, `dim` arguments and outputs reduced
-// along one dim. Each throws Error (INVALID_ARGUMENT) naming the kernel.
+// What every driver shares of the reduction family (table/reduction.json):
+// the argument checks (keepdim output shapes, `dim` arguments, outputs
+// reduced along one dim, the softmax family's tensors), each throwing Error
+// (INVALID_ARGUMENT) naming the kernel, and the softmax family's ops, names
+// and registration list.
 #pragma once
 
 #include <array>

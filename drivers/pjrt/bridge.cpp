@@ -162,10 +162,10 @@ const Kernel& get_kernel(const hal_kernel* handle,
                          std::shared_ptr<Module>* out_module) {
   require_non_null(handle, "kernel");
   {
-    ModuleKernels& live = live_module_kernels();
-    std::lock_guard lock(live.mutex);
+    ModuleKernels& kernels = live_module_kernels();
+    std::lock_guard lock(kernels.mutex);
     const auto* kernel = reinterpret_cast<const Kernel*>(handle);
-    if (live.live.contains(kernel)) {
+    if (kernels.live.contains(kernel)) {
       *out_module =
           modules().get(reinterpret_cast<const hal_module*>(kernel->module));
       return *kernel;
