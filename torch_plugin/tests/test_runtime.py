@@ -26,6 +26,15 @@ def test_autoload_needs_no_import():
     assert "tensor([2., 2.], device='hal:0')" in result.stdout
 
 
+def test_importing_torch_hal_before_torch():
+    # `import torch` inside torch_hal autoloads torch_hal again, while the
+    # package is still half imported: its entry point must already exist.
+    result = run_python(
+        "import torch_hal, torch; print(torch.ones(2, device='hal') * 2)")
+    assert result.returncode == 0, result.stderr
+    assert "tensor([2., 2.], device='hal:0')" in result.stdout
+
+
 @pytest.mark.needs_no_device
 def test_missing_driver_is_a_clear_error():
     code = ("import torch\n"

@@ -10,7 +10,16 @@ used; a missing or broken driver is reported then, naming what was tried.
 
 import os
 
-import torch
+
+def _autoload():
+    """Entry point of the ``torch.backends`` group: importing did the work.
+
+    Defined before ``import torch``: when a program imports torch_hal first,
+    torch autoloads this half-imported package and looks the entry point up.
+    """
+
+
+import torch  # noqa: E402
 
 # TORCH_HAL_LIB_DIR points at a build tree's lib/ instead of the installed
 # libraries: for developing the backend without reinstalling.
@@ -37,7 +46,3 @@ torch._register_device_module("hal", device_module)
 torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 
 from .device_module import fallback_stats, reset_fallback_stats  # noqa: E402,F401
-
-
-def _autoload():
-    """Entry point of the ``torch.backends`` group: importing did the work."""
