@@ -10,12 +10,15 @@
 // combinations it lacks) after the check.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 
 #include "hal/driver.h"
+#include "hal/standard_kernels.h"
 #include "kit/args.hpp"
 
 namespace driver_kit {
@@ -127,5 +130,38 @@ struct BatchNormBackwardArgs {
 BatchNormBackwardArgs check_batch_norm_backward(const DeviceMemory& device,
                                                 const hal_arg* args,
                                                 uint32_t num_args);
+
+// A driver's prepare functions for the family, one per kernel.
+template <typename Prepare>
+struct ConvFamilyPrepares {
+  Prepare conv2d;
+  Prepare conv2d_backward_input;
+  Prepare conv2d_backward_weight;
+  Prepare max_pool2d;
+  Prepare max_pool2d_backward;
+  Prepare batch_norm;
+  Prepare batch_norm_backward;
+};
+
+// A driver's registration list for the family, in the table's order: each
+// prepare function under its standard kernel name. The list is built on
+// the first call; a driver calls this from one place, with one set.
+template <typename KernelDef>
+std::span<const KernelDef* const> conv_kernel_list(
+    const ConvFamilyPrepares<decltype(KernelDef::prepare)>& prepare) {
+  static const std::array<KernelDef, 7> kDefs{{
+      {HAL_KERNEL_CONV2D, prepare.conv2d},
+      {HAL_KERNEL_CONV2D_BACKWARD_INPUT, prepare.conv2d_backward_input},
+      {HAL_KERNEL_CONV2D_BACKWARD_WEIGHT, prepare.conv2d_backward_weight},
+      {HAL_KERNEL_MAX_POOL2D, prepare.max_pool2d},
+      {HAL_KERNEL_MAX_POOL2D_BACKWARD, prepare.max_pool2d_backward},
+      {HAL_KERNEL_BATCH_NORM, prepare.batch_norm},
+      {HAL_KERNEL_BATCH_NORM_BACKWARD, prepare.batch_norm_backward},
+  }};
+  static const std::array<const KernelDef*, kDefs.size()> kPointers{
+      &kDefs[0], &kDefs[1], &kDefs[2], &kDefs[3],
+      &kDefs[4], &kDefs[5], &kDefs[6]};
+  return kPointers;
+}
 
 }  // namespace driver_kit

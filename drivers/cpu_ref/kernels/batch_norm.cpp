@@ -96,12 +96,6 @@ void run_batch_norm(const BatchNormArgs& args) {
   }
 }
 
-Stream::Operation prepare_batch_norm(const Device& device, const hal_arg* args,
-                                     uint32_t num_args) {
-  return
-      [bn = check_batch_norm(device, args, num_args)] { run_batch_norm(bn); };
-}
-
 void run_batch_norm_backward(const BatchNormBackwardArgs& args) {
   const ChannelLayout& l = args.layout;
   const std::vector<double> in = read_dense(args.in);
@@ -159,6 +153,14 @@ void run_batch_norm_backward(const BatchNormBackwardArgs& args) {
   write_if(args.grad_bias, grad_bias);
 }
 
+}  // namespace
+
+Stream::Operation prepare_batch_norm(const Device& device, const hal_arg* args,
+                                     uint32_t num_args) {
+  return
+      [bn = check_batch_norm(device, args, num_args)] { run_batch_norm(bn); };
+}
+
 Stream::Operation prepare_batch_norm_backward(const Device& device,
                                               const hal_arg* args,
                                               uint32_t num_args) {
@@ -166,11 +168,5 @@ Stream::Operation prepare_batch_norm_backward(const Device& device,
     run_batch_norm_backward(bn);
   };
 }
-
-}  // namespace
-
-const KernelDef kBatchNormKernel{HAL_KERNEL_BATCH_NORM, prepare_batch_norm};
-const KernelDef kBatchNormBackwardKernel{HAL_KERNEL_BATCH_NORM_BACKWARD,
-                                         prepare_batch_norm_backward};
 
 }  // namespace cpu_ref

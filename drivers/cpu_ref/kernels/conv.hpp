@@ -1,7 +1,7 @@
-// The conv family (conv2d and its gradients, max_pool2d, batch_norm):
-// kernel definitions shared between conv.cpp, pool.cpp and batch_norm.cpp,
-// which conv_kernels() (conv.cpp) lists for kernel.cpp, and the dense
-// staging every one of them uses.
+// The conv family (conv2d and its gradients, max_pool2d, batch_norm): the
+// prepare functions pool.cpp and batch_norm.cpp define for conv_kernels()
+// (conv.cpp), which registers the family through the kit's list, and the
+// dense staging every one of them uses.
 //
 // These kernels read their inputs whole into dense row-major buffers of
 // double (converted from any dtype and strides) before computing, and
@@ -19,13 +19,18 @@
 
 namespace cpu_ref {
 
-extern const KernelDef kConv2dKernel;
-extern const KernelDef kConv2dBackwardInputKernel;
-extern const KernelDef kConv2dBackwardWeightKernel;
-extern const KernelDef kMaxPool2dKernel;
-extern const KernelDef kMaxPool2dBackwardKernel;
-extern const KernelDef kBatchNormKernel;
-extern const KernelDef kBatchNormBackwardKernel;
+// The family's kernels that live outside conv.cpp (pool.cpp,
+// batch_norm.cpp), for conv_kernels().
+Stream::Operation prepare_max_pool2d(const Device& device, const hal_arg* args,
+                                     uint32_t num_args);
+Stream::Operation prepare_max_pool2d_backward(const Device& device,
+                                              const hal_arg* args,
+                                              uint32_t num_args);
+Stream::Operation prepare_batch_norm(const Device& device, const hal_arg* args,
+                                     uint32_t num_args);
+Stream::Operation prepare_batch_norm_backward(const Device& device,
+                                              const hal_arg* args,
+                                              uint32_t num_args);
 
 // `tensor`'s elements in row-major order, converted to double.
 std::vector<double> read_dense(const TensorArg& tensor);

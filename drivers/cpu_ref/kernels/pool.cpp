@@ -80,13 +80,6 @@ void run_max_pool2d(const MaxPool2dArgs& args) {
       [&](ElementPointers<1> p) { store(p[0], indices[next++]); });
 }
 
-Stream::Operation prepare_max_pool2d(const Device& device, const hal_arg* args,
-                                     uint32_t num_args) {
-  return [pool = check_max_pool2d(device, args, num_args)] {
-    run_max_pool2d(pool);
-  };
-}
-
 void run_max_pool2d_backward(const MaxPool2dBackwardArgs& args) {
   const std::vector<double> grad_out = read_dense(args.grad_out);
   std::vector<int64_t> indices;
@@ -114,6 +107,15 @@ void run_max_pool2d_backward(const MaxPool2dBackwardArgs& args) {
   write_dense(args.grad_in, grad_in);
 }
 
+}  // namespace
+
+Stream::Operation prepare_max_pool2d(const Device& device, const hal_arg* args,
+                                     uint32_t num_args) {
+  return [pool = check_max_pool2d(device, args, num_args)] {
+    run_max_pool2d(pool);
+  };
+}
+
 Stream::Operation prepare_max_pool2d_backward(const Device& device,
                                               const hal_arg* args,
                                               uint32_t num_args) {
@@ -121,11 +123,5 @@ Stream::Operation prepare_max_pool2d_backward(const Device& device,
     run_max_pool2d_backward(pool);
   };
 }
-
-}  // namespace
-
-const KernelDef kMaxPool2dKernel{HAL_KERNEL_MAX_POOL2D, prepare_max_pool2d};
-const KernelDef kMaxPool2dBackwardKernel{HAL_KERNEL_MAX_POOL2D_BACKWARD,
-                                         prepare_max_pool2d_backward};
 
 }  // namespace cpu_ref

@@ -140,6 +140,8 @@ hal_devptr stats_scratch(KernelLaunch& launch, int32_t dtype,
                         compute_size);
 }
 
+}  // namespace
+
 void prepare_batch_norm(KernelLaunch& launch, const hal_arg* args,
                         uint32_t num_args) {
   const driver_kit::BatchNormArgs bn =
@@ -291,11 +293,5 @@ void prepare_batch_norm_backward(KernelLaunch& launch, const hal_arg* args,
                     static_cast<uint64_t>(channels), block);
   }
 }
-
-}  // namespace
-
-const KernelDef kBatchNormKernel{HAL_KERNEL_BATCH_NORM, prepare_batch_norm};
-const KernelDef kBatchNormBackwardKernel{HAL_KERNEL_BATCH_NORM_BACKWARD,
-                                         prepare_batch_norm_backward};
 
 }  // namespace vulkan

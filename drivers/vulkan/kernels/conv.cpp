@@ -148,21 +148,16 @@ void prepare_conv2d_backward_weight(KernelLaunch& launch, const hal_arg* args,
 
 }  // namespace
 
-const KernelDef kConv2dKernel{HAL_KERNEL_CONV2D, prepare_conv2d};
-const KernelDef kConv2dBackwardInputKernel{HAL_KERNEL_CONV2D_BACKWARD_INPUT,
-                                           prepare_conv2d_backward_input};
-const KernelDef kConv2dBackwardWeightKernel{HAL_KERNEL_CONV2D_BACKWARD_WEIGHT,
-                                            prepare_conv2d_backward_weight};
-
 KernelList conv_kernels() {
-  static constexpr const KernelDef* kKernels[] = {&kConv2dKernel,
-                                                  &kConv2dBackwardInputKernel,
-                                                  &kConv2dBackwardWeightKernel,
-                                                  &kMaxPool2dKernel,
-                                                  &kMaxPool2dBackwardKernel,
-                                                  &kBatchNormKernel,
-                                                  &kBatchNormBackwardKernel};
-  return kKernels;
+  return driver_kit::conv_kernel_list<KernelDef>({
+      .conv2d = prepare_conv2d,
+      .conv2d_backward_input = prepare_conv2d_backward_input,
+      .conv2d_backward_weight = prepare_conv2d_backward_weight,
+      .max_pool2d = prepare_max_pool2d,
+      .max_pool2d_backward = prepare_max_pool2d_backward,
+      .batch_norm = prepare_batch_norm,
+      .batch_norm_backward = prepare_batch_norm_backward,
+  });
 }
 
 }  // namespace vulkan

@@ -1,7 +1,7 @@
-// The conv family on Vulkan (table/conv.json): kernel definitions shared
-// between conv.cpp (conv2d and its gradients), pool.cpp (max_pool2d and its
-// backward) and batch_norm.cpp, which conv_kernels() (conv.cpp) lists for
-// kernel.cpp.
+// The conv family on Vulkan (table/conv.json): the prepare functions
+// pool.cpp (max_pool2d and its backward) and batch_norm.cpp define for
+// conv_kernels() (conv.cpp, with conv2d and its gradients), which registers
+// the family through the kit's list.
 //
 // Arguments are checked by the kit (kit/conv_checks.hpp) exactly as cpu_ref
 // checks them. The shaders (shaders/conv/) give every output element one
@@ -15,12 +15,15 @@
 
 namespace vulkan {
 
-extern const KernelDef kConv2dKernel;
-extern const KernelDef kConv2dBackwardInputKernel;
-extern const KernelDef kConv2dBackwardWeightKernel;
-extern const KernelDef kMaxPool2dKernel;
-extern const KernelDef kMaxPool2dBackwardKernel;
-extern const KernelDef kBatchNormKernel;
-extern const KernelDef kBatchNormBackwardKernel;
+// The family's kernels that live outside conv.cpp (pool.cpp,
+// batch_norm.cpp), for conv_kernels().
+void prepare_max_pool2d(KernelLaunch& launch, const hal_arg* args,
+                        uint32_t num_args);
+void prepare_max_pool2d_backward(KernelLaunch& launch, const hal_arg* args,
+                                 uint32_t num_args);
+void prepare_batch_norm(KernelLaunch& launch, const hal_arg* args,
+                        uint32_t num_args);
+void prepare_batch_norm_backward(KernelLaunch& launch, const hal_arg* args,
+                                 uint32_t num_args);
 
 }  // namespace vulkan

@@ -33,6 +33,8 @@ constexpr int64_t kWindowsPerPass = 2048;
 // Records one verdict invocation reads, a loop iteration each.
 constexpr int64_t kRecordsPerVerdict = 4096;
 
+}  // namespace
+
 void prepare_max_pool2d(KernelLaunch& launch, const hal_arg* args,
                         uint32_t num_args) {
   const driver_kit::MaxPool2dArgs pool =
@@ -127,11 +129,5 @@ void prepare_max_pool2d_backward(KernelLaunch& launch, const hal_arg* args,
         }
       });
 }
-
-}  // namespace
-
-const KernelDef kMaxPool2dKernel{HAL_KERNEL_MAX_POOL2D, prepare_max_pool2d};
-const KernelDef kMaxPool2dBackwardKernel{HAL_KERNEL_MAX_POOL2D_BACKWARD,
-                                         prepare_max_pool2d_backward};
 
 }  // namespace vulkan
