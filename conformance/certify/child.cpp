@@ -38,6 +38,7 @@ namespace {
     putenv(const_cast<char*>(variable.c_str()));
   }
   std::vector<char*> argv;
+  argv.reserve(spec.argv.size() + 1);
   for (const std::string& arg : spec.argv) {
     argv.push_back(const_cast<char*>(arg.c_str()));
   }

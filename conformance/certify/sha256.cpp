@@ -28,7 +28,7 @@ constexpr std::array<uint32_t, 64> kRound = {
 
 void compress(std::array<uint32_t, 8>& state, const unsigned char* block) {
   std::array<uint32_t, 64> w;
-  for (int t = 0; t < 16; ++t) {
+  for (size_t t = 0; t < 16; ++t) {
     w[t] = uint32_t{block[4 * t]} << 24 | uint32_t{block[4 * t + 1]} << 16 |
            uint32_t{block[4 * t + 2]} << 8 | uint32_t{block[4 * t + 3]};
   }

@@ -257,12 +257,14 @@ std::vector<Case> conv_cases(CaseContext& c, ConvKernel kernel) {
                          : Arg::none()};
         x.tolerance_scale = static_cast<double>(weight[1] * k.kh * k.kw + 1);
         break;
-      case ConvKernel::kBackwardInput:
+      case ConvKernel::kBackwardInput: {
         x.args = {Arg::of(c.random(t, k.in_layout, in)),
                   Arg::of(c.random(t, k.out_layout, out)),
                   Arg::of(c.random(t, LayoutKind::kTransposed, weight))};
-        x.tolerance_scale = static_cast<double>(k.o / k.p.groups * k.kh * k.kw);
+        const int64_t fan_in = k.o / k.p.groups * k.kh * k.kw;
+        x.tolerance_scale = static_cast<double>(fan_in);
         break;
+      }
       case ConvKernel::kBackwardWeight:
         x.args = {Arg::of(c.random(t, LayoutKind::kContiguous, weight)),
                   Arg::of(c.random(t, k.out_layout, out)),
@@ -276,9 +278,11 @@ std::vector<Case> conv_cases(CaseContext& c, ConvKernel kernel) {
   }
   // Geometry the kernel must refuse: groups not dividing the channels, a
   // kernel larger than the padded input, stride 0.
-  const auto refused = [&](const char* what, std::vector<int64_t> in_sizes,
-                           std::vector<int64_t> w_sizes,
-                           std::vector<int64_t> out_sizes, ConvParams p) {
+  const auto refused = [&](const char* what,
+                           const std::vector<int64_t>& in_sizes,
+                           const std::vector<int64_t>& w_sizes,
+                           const std::vector<int64_t>& out_sizes,
+                           ConvParams p) {
     Case x;
     x.name = what;
     const std::vector<int64_t>& first =
@@ -515,8 +519,8 @@ std::vector<Case> max_pool2d_cases(CaseContext& c) {
     append_pool_ints(x, k.p);
     cases.push_back(std::move(x));
   }
-  const auto refused = [&](const char* what, std::vector<int64_t> in,
-                           std::vector<int64_t> out, PoolParams p) {
+  const auto refused = [&](const char* what, const std::vector<int64_t>& in,
+                           const std::vector<int64_t>& out, PoolParams p) {
     Case x;
     x.name = pool_name(in, p, what);
     x.args = {Arg::of(c.random(t, LayoutKind::kContiguous, out)),

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "conformance.hpp"
@@ -152,11 +153,11 @@ int64_t bits(double x) { return static_cast<int64_t>(x); }
 void register_unary_family() {
   using V = std::span<const double>;
   const auto simple = [](const char* name, std::function<double(double)> fn,
-                         ElementwiseOptions options = {}) {
-    register_kernel_test(
-        name, {.reference = unary(fn), .cases = [options](CaseContext& c) {
-                 return elementwise_cases(c, options);
-               }});
+                         const ElementwiseOptions& options = {}) {
+    register_kernel_test(name, {.reference = unary(std::move(fn)),
+                                .cases = [options](CaseContext& c) {
+                                  return elementwise_cases(c, options);
+                                }});
   };
   simple("neg", [](double x) { return -x; });
   simple("abs", [](double x) { return std::abs(x); });
@@ -223,7 +224,7 @@ void register_unary_family() {
 // ---------------------------------------------------------
 
 // Options for kernels whose integer cases need integer-sized values.
-CaseGenerator with_int_range(ElementwiseOptions options) {
+CaseGenerator with_int_range(const ElementwiseOptions& options) {
   return [options](CaseContext& c) {
     ElementwiseOptions o = options;
     if (is_integer(c.dtype())) o.range = kSmallInts;
@@ -276,7 +277,7 @@ void register_binary_family() {
       "minimum", {.reference = nary([](V v) { return minimum(v[0], v[1]); }),
                   .cases = with_int_range({})});
   const auto boolean = [](const char* name,
-                          std::function<bool(double, double)> fn) {
+                          const std::function<bool(double, double)>& fn) {
     register_kernel_test(
         name,
         {.reference = nary([fn](V v) { return fn(v[0], v[1]) ? 1.0 : 0.0; }),
@@ -297,7 +298,7 @@ void register_binary_family() {
   boolean("logical_xor",
           [](double a, double b) { return (a != 0) != (b != 0); });
   const auto bitwise = [](const char* name,
-                          std::function<int64_t(int64_t, int64_t)> fn) {
+                          const std::function<int64_t(int64_t, int64_t)>& fn) {
     register_kernel_test(
         name, {.reference = nary([fn](V v) {
                  return static_cast<double>(fn(bits(v[0]), bits(v[1])));

@@ -287,7 +287,9 @@ std::vector<Case> elementwise_cases(CaseContext& context,
   const KernelSpec& spec = context.spec();
   ElementwiseGenerator generator(context, options);
   std::vector<Case> cases;
-  const auto add = [&](Shape shape) { cases.push_back(generator.make(shape)); };
+  const auto add = [&](const Shape& shape) {
+    cases.push_back(generator.make(shape));
+  };
   using enum LayoutKind;
   const std::vector<int64_t> base = {3, 4, 5};
 
@@ -298,7 +300,7 @@ std::vector<Case> elementwise_cases(CaseContext& context,
     }
   }
   const std::vector<LayoutKind> inputs = input_layouts();
-  for (size_t k = 0; k < inputs.size(); ++k) {
+  for (ptrdiff_t k = 0; k < std::ssize(inputs); ++k) {
     std::vector<LayoutKind> mixed(inputs.begin() + k, inputs.end());
     mixed.insert(mixed.end(), inputs.begin(), inputs.begin() + k);
     add({.sizes = base, .out_kind = kStrided, .in_kinds = mixed});

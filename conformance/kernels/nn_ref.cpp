@@ -42,7 +42,7 @@ struct RowSplit {
 
 RowSplit split_rows(const std::vector<int64_t>& sizes, int64_t k) {
   RowSplit split;
-  const size_t outer_rank = sizes.size() - static_cast<size_t>(k);
+  const auto outer_rank = std::ssize(sizes) - k;
   split.outer.assign(sizes.begin(), sizes.begin() + outer_rank);
   split.inner.assign(sizes.begin() + outer_rank, sizes.end());
   split.ones.assign(static_cast<size_t>(k), 1);

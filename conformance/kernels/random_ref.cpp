@@ -153,7 +153,7 @@ std::vector<Case> bernoulli_cases(CaseContext& c) {
     for (hal_dtype p_dtype : p_dtypes) {
       if (!properties().supports(p_dtype)) continue;
       const int64_t seed = 977 * variant - 5;
-      const int64_t offset = variant * 3;
+      const int64_t offset = int64_t{variant} * 3;
       Case x;
       x.name = fmt::format("sizes [{}], out {}, p {} {}, seed {}, offset {}",
                            fmt::join(shape.sizes, ","), layout_name(shape.out),

@@ -21,6 +21,7 @@ constexpr int kThreads = 8;
 // Runs body(thread_index) on kThreads threads and joins them.
 void run_threads(const std::function<void(int)>& body) {
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) threads.emplace_back(body, t);
   for (auto& thread : threads) thread.join();
 }
@@ -77,7 +78,8 @@ TEST(Concurrency, ThreadsWithOwnStreamsAndEvents) {
 TEST(Concurrency, ThreadsShareOneStream) {
   constexpr int kPerThread = 50;
   const hal::Stream shared = device().create_stream();
-  const hal::Buffer slots = device().allocate(kThreads * kPerThread * 8);
+  const hal::Buffer slots =
+      device().allocate(int64_t{kThreads} * kPerThread * 8);
   run_threads([&](int t) {
     for (int i = 0; i < kPerThread; ++i) {
       const int64_t slot = t * kPerThread + i;
@@ -86,7 +88,7 @@ TEST(Concurrency, ThreadsShareOneStream) {
               hal::scalar_arg(int64_t{slot * 7})});
     }
   });
-  std::vector<int64_t> values(kThreads * kPerThread);
+  std::vector<int64_t> values(size_t{kThreads} * kPerThread);
   shared.copy_to_host(values.data(), slots.ptr(), values.size() * 8);
   for (size_t slot = 0; slot < values.size(); ++slot) {
     EXPECT_EQ(values[slot], static_cast<int64_t>(slot) * 7) << "slot " << slot;

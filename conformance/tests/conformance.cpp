@@ -53,6 +53,7 @@ void launch(const hal::Stream& stream, std::string_view name,
 
 std::vector<hal_dtype> all_dtypes() {
   std::vector<hal_dtype> dtypes;
+  dtypes.reserve(HAL_DTYPE_COUNT);
   for (int d = 0; d < HAL_DTYPE_COUNT; ++d) {
     dtypes.push_back(static_cast<hal_dtype>(d));
   }

@@ -376,7 +376,7 @@ TEST(Errors, UnknownModuleFormat) {
 // Every malformed launch is refused before anything is enqueued.
 TEST(Errors, LaunchArguments) {
   const hal::Stream stream = device().create_stream();
-  constexpr int64_t kBytes = 6 * 4;
+  constexpr int64_t kBytes = int64_t{6} * 4;
   const hal::Buffer out = device().allocate(kBytes);
   const hal::Buffer in = device().allocate(kBytes);
   const auto initial = byte_pattern(kBytes, 3);

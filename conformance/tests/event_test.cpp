@@ -96,6 +96,7 @@ TEST(Event, ElapsedTimeIsOrdered) {
   const hal::Stream stream = device().create_stream();
   const hal::Buffer buffer = device().allocate(16 * kSize);
   std::vector<hal::Event> marks;
+  marks.reserve(4);
   for (int i = 0; i < 4; ++i)
     marks.push_back(device().create_event(HAL_EVENT_TIMING));
   marks[0].record(stream);

@@ -73,7 +73,8 @@ TEST(Memory, PointerArithmeticInsideAllocation) {
     const auto piece = byte_pattern(kSize - offset < 17 ? kSize - offset : 17,
                                     static_cast<uint32_t>(offset));
     stream.copy_to_device(buffer.ptr() + offset, piece.data(), piece.size());
-    std::copy(piece.begin(), piece.end(), expected.begin() + offset);
+    std::copy(piece.begin(), piece.end(),
+              expected.begin() + static_cast<ptrdiff_t>(offset));
   }
   std::vector<uint8_t> back(kSize);
   stream.copy_to_host(back.data(), buffer.ptr(), kSize);
@@ -190,9 +191,11 @@ TEST(Memory, PinnedHostMemory) {
 
 TEST(Memory, ManySmallAllocations) {
   std::vector<hal::Buffer> buffers;
+  buffers.reserve(2000);
   for (int i = 0; i < 2000; ++i)
     buffers.push_back(device().allocate(1 + i % 97));
   std::vector<hal_devptr> pointers;
+  pointers.reserve(buffers.size());
   for (const auto& buffer : buffers) pointers.push_back(buffer.ptr());
   std::sort(pointers.begin(), pointers.end());
   EXPECT_EQ(std::adjacent_find(pointers.begin(), pointers.end()),

@@ -33,10 +33,13 @@ using EntryFunction = std::remove_pointer_t<FieldPointer>;
 
 }  // namespace driver_kit
 
+// `field` is spliced in as a name, which parentheses would break.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define HAL_KIT_DECLARE_ENTRY_(field)                                        \
   [[gnu::weak]] ::driver_kit::EntryFunction<decltype(hal_driver_api::field)> \
       field;
 #define HAL_KIT_TABLE_ENTRY_(field) .field = field,
+// NOLINTEND(bugprone-macro-parentheses)
 
 // Declares every entry, weakly, in the enclosing namespace.
 #define HAL_KIT_DECLARE_ENTRIES() HAL_DRIVER_API_ENTRIES(HAL_KIT_DECLARE_ENTRY_)

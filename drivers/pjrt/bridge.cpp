@@ -100,6 +100,7 @@ Runtime& discover() {
     const hal_kernel_signature* signatures = hal_standard_kernel_signatures();
     for (const auto& device : runtime->devices) {
       std::vector<Kernel> kernels;
+      kernels.reserve(HAL_STANDARD_KERNEL_COUNT);
       for (int i = 0; i < HAL_STANDARD_KERNEL_COUNT; ++i) {
         kernels.push_back({device.get(), &signatures[i], nullptr});
       }

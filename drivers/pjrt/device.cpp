@@ -226,6 +226,7 @@ std::vector<BufferPtr> Device::run_locked(
          scalars.size());
   }
   std::vector<BufferPtr> arguments;
+  arguments.reserve(program.param_buffers.size());
   for (int index : program.param_buffers) {
     arguments.push_back(buffers[index]);
   }

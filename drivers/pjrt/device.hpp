@@ -26,7 +26,7 @@
 
 namespace pjrt_bridge {
 
-class Device : public driver_kit::DeviceMemory {
+class Device final : public driver_kit::DeviceMemory {
  public:
   Device(const Client& client, c::Device* pjrt_device, int32_t ordinal,
          std::string vendor);

@@ -49,7 +49,7 @@ std::vector<std::string> entry_points(const uint32_t* words, size_t count) {
     if (opcode == kOpEntryPoint && length >= 4 &&
         words[at + 1] == kExecutionModelGLCompute) {
       const char* name = reinterpret_cast<const char*>(&words[at + 3]);
-      entries.emplace_back(name, strnlen(name, (length - 3) * 4));
+      entries.emplace_back(name, strnlen(name, size_t{length - 3} * 4));
     }
     at += length;
   }

@@ -423,6 +423,7 @@ TEST_F(CachingAllocatorTest, ConcurrentThreadsOnTheirOwnStreams) {
   constexpr int kThreads = 4;
   constexpr int kIterations = 300;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   std::vector<std::string> failures(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {

@@ -181,7 +181,7 @@ TEST_F(Validation, CopiesAndFillsStayInsideAnAllocation) {
 }
 
 TEST_F(Validation, LaunchTensorsStayInsideAnAllocation) {
-  const hal::Buffer buffer = device().allocate(6 * 4);
+  const hal::Buffer buffer = device().allocate(uint64_t{6} * 4);
   const hal::Stream stream = device().create_stream();
   const hal::Kernel fill = device().kernel(HAL_KERNEL_FILL);
   auto launch_fill = [&](hal_arg out) {

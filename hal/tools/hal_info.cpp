@@ -9,6 +9,7 @@
 // loaded or queried, 2 for a usage error.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -233,9 +234,7 @@ void print_text(const json& report) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) return 2;
   json report = report_json(options);
@@ -249,4 +248,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+// Errors the report could not record (writing to a closed pipe, a JSON
+// encoding failure) end the tool with a message rather than std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "hal-info: {}\n", error.what());
+    return 1;
+  }
 }

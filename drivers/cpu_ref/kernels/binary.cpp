@@ -229,7 +229,8 @@ Stream::Operation prepare_binary(const Device& device, const hal_arg* args,
            Op::kName);
     }
   }
-  return [out, inputs, dtype, alpha, rounding_mode] {
+  // [=]: alpha is read only by the ops that take one.
+  return [=] {
     visit_dtype(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (in_mask<T>(Op::kDtypes)) {

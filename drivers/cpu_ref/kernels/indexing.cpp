@@ -140,18 +140,19 @@ void run_index_select(const IndexSelectPlan& plan) {
       HAL_KERNEL_INDEX_SELECT, plan.index, dim, in.shape.sizes[dim]);
   const Shape slice = with_size(out.shape, dim, 1);
   const int64_t element_size = plan.out.element_size;
-  write_through_staging(plan.out, plan.out.overlaps(plan.in), out.shape,
-                        out.operand, [&](const StridedOperand& destination) {
-                          for (size_t j = 0; j < indices.size(); ++j) {
-                            for_each_element<2>(
-                                slice,
-                                {advance(destination, dim, j),
-                                 advance(in.operand, dim, indices[j])},
-                                [element_size](ElementPointers<2> p) {
-                                  std::memcpy(p[0], p[1], element_size);
-                                });
-                          }
-                        });
+  write_through_staging(
+      plan.out, plan.out.overlaps(plan.in), out.shape, out.operand,
+      [&](const StridedOperand& destination) {
+        for (size_t j = 0; j < indices.size(); ++j) {
+          for_each_element<2>(
+              slice,
+              {advance(destination, dim, static_cast<int64_t>(j)),
+               advance(in.operand, dim, indices[j])},
+              [element_size](ElementPointers<2> p) {
+                std::memcpy(p[0], p[1], element_size);
+              });
+        }
+      });
 }
 
 Stream::Operation prepare_index_select(const Device& device,
@@ -205,7 +206,7 @@ void run_index_add(const IndexAddPlan& plan) {
   for (size_t j = 0; j < indices.size(); ++j) {
     for_each_element<2>(slice,
                         {advance(self.operand, dim, indices[j]),
-                         advance(source.operand, dim, j)},
+                         advance(source.operand, dim, static_cast<int64_t>(j))},
                         [&add](ElementPointers<2> p) { add(p[0], p[1]); });
   }
 }

@@ -210,38 +210,39 @@ void run_layer_norm_backward(const LayerNormBackwardPlan& plan) {
   // gradients can be summed in row order afterwards.
   std::vector<double> x_hat(need_params ? rows * n : 0);
   std::vector<double> dy(need_params ? rows * n : 0);
-  run_parallel(
-      rows, 12.0 * static_cast<double>(rows * n),
-      [&](const std::function<bool(size_t&)>& next_job) {
-        std::vector<double> x(n), g(n), row_dy(n);
-        size_t row;
-        while (next_job(row)) {
-          double mu, r;
-          load_row<T>(in, row, x.data());
-          load_row<T>(grad_out, row, row_dy.data());
-          load_row<T>(mean, row, &mu);
-          load_row<T>(rstd, row, &r);
-          double sum_g = 0, sum_g_x_hat = 0;
-          for (size_t i = 0; i < n; ++i) {
-            x[i] = (x[i] - mu) * r;
-            g[i] = weight.empty() ? row_dy[i] : row_dy[i] * weight[i];
-            sum_g += g[i];
-            sum_g_x_hat += g[i] * x[i];
-          }
-          if (plan.grad_in) {
-            const double mean_g = sum_g / n;
-            const double mean_g_x_hat = sum_g_x_hat / n;
-            for (size_t i = 0; i < n; ++i) {
-              grad_in[row * n + i] =
-                  convert_to<T>(r * (g[i] - mean_g - x[i] * mean_g_x_hat));
-            }
-          }
-          if (need_params) {
-            std::copy(x.begin(), x.end(), x_hat.begin() + row * n);
-            std::copy(row_dy.begin(), row_dy.end(), dy.begin() + row * n);
-          }
-        }
-      });
+  run_parallel(rows, 12.0 * static_cast<double>(rows * n),
+               [&](const std::function<bool(size_t&)>& next_job) {
+                 std::vector<double> x(n), g(n), row_dy(n);
+                 size_t row;
+                 while (next_job(row)) {
+                   double mu, r;
+                   load_row<T>(in, row, x.data());
+                   load_row<T>(grad_out, row, row_dy.data());
+                   load_row<T>(mean, row, &mu);
+                   load_row<T>(rstd, row, &r);
+                   double sum_g = 0, sum_g_x_hat = 0;
+                   for (size_t i = 0; i < n; ++i) {
+                     x[i] = (x[i] - mu) * r;
+                     g[i] = weight.empty() ? row_dy[i] : row_dy[i] * weight[i];
+                     sum_g += g[i];
+                     sum_g_x_hat += g[i] * x[i];
+                   }
+                   if (plan.grad_in) {
+                     const double mean_g = sum_g / n;
+                     const double mean_g_x_hat = sum_g_x_hat / n;
+                     for (size_t i = 0; i < n; ++i) {
+                       grad_in[row * n + i] = convert_to<T>(
+                           r * (g[i] - mean_g - x[i] * mean_g_x_hat));
+                     }
+                   }
+                   if (need_params) {
+                     std::copy(x.begin(), x.end(),
+                               x_hat.begin() + static_cast<ptrdiff_t>(row * n));
+                     std::copy(row_dy.begin(), row_dy.end(),
+                               dy.begin() + static_cast<ptrdiff_t>(row * n));
+                   }
+                 }
+               });
   if (plan.grad_in) {
     const Rows grad_in_rows = split_rows(*plan.grad_in, k);
     for (size_t row = 0; row < rows; ++row) {

@@ -96,8 +96,9 @@ void run_nll_loss(const NllLossPlan& plan) {
   std::vector<double> losses(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i] != nll.ignore_index) {
-      losses[i] = -weights[i] * static_cast<double>(
-                                    widen(load<T>(score(nll, i, targets[i]))));
+      losses[i] =
+          -weights[i] * static_cast<double>(widen(load<T>(
+                            score(nll, static_cast<int64_t>(i), targets[i]))));
     }
   }
   if (nll.per_sample()) {
@@ -173,7 +174,8 @@ void run_nll_loss_backward(const NllLossBackwardPlan& plan) {
   store_all<T>(nll.scores, std::vector<double>(nll.scores.num_elements, 0.0));
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i] != nll.ignore_index) {
-      store(score(nll, i, targets[i]), convert_to<T>(grads[i]));
+      store(score(nll, static_cast<int64_t>(i), targets[i]),
+            convert_to<T>(grads[i]));
     }
   }
 }

@@ -171,6 +171,7 @@ std::vector<Value> ProgramBuilder::op_n(std::string_view name,
                                         std::string_view attributes,
                                         const std::string& regions) {
   std::vector<Value> values;
+  values.reserve(results.size());
   std::string names;
   for (const Type& type : results) {
     values.push_back({new_name(), type});
@@ -405,6 +406,7 @@ std::vector<Value> ProgramBuilder::reduce(
     }
   }
   std::vector<Type> results;
+  results.reserve(inits.size());
   for (const Value& init : inits) {
     results.push_back({init.type.element, kept});
   }
@@ -430,6 +432,7 @@ Value ProgramBuilder::dot_general(const Value& lhs, const Value& rhs,
                                   const std::vector<int64_t>& rhs_contract) {
   // Result: batch dims, lhs free dims, rhs free dims.
   std::vector<int64_t> dims;
+  dims.reserve(lhs.type.dims.size() + rhs.type.dims.size());
   for (int64_t d : lhs_batch) {
     dims.push_back(lhs.type.dims[d]);
   }
@@ -512,6 +515,7 @@ std::vector<Value> ProgramBuilder::reduce_window(
     }
   }
   std::vector<Type> results;
+  results.reserve(inputs.size());
   for (const Value& input : inputs) {
     results.push_back({input.type.element, dims});
   }

@@ -145,7 +145,7 @@ void max_pool2d(KernelLowering& k) {
       b.mul(b.iota(positions, rank - 2), b.constant_int("i64", w, in_sizes)),
       b.iota(positions, rank - 1));
   std::vector<int64_t> window(rank, 1), strides(rank, 1), dilations(rank, 1),
-      padding(2 * rank, 0);
+      padding(size_t{2} * rank, 0);
   const int64_t kernel[2] = {k.int_value(3), k.int_value(4)};
   const int64_t stride[2] = {k.int_value(5), k.int_value(6)};
   const int64_t pad[2] = {k.int_value(7), k.int_value(8)};
@@ -156,7 +156,7 @@ void max_pool2d(KernelLowering& k) {
     window[dim] = kernel[d];
     strides[dim] = stride[d];
     dilations[dim] = dilation[d];
-    padding[2 * dim] = pad[d];
+    padding[size_t{2} * dim] = pad[d];
     // ceil_mode may need more on the high side than pad.
     padding[2 * dim + 1] = (out_sizes[dim] - 1) * stride[d] +
                            dilation[d] * (kernel[d] - 1) + 1 - extent[d] -

@@ -148,7 +148,7 @@ void div(KernelLowering& k) {
       if (mode == 1) return trunc(b, b.div(a, d));
       return floor_divide(b, a, d);
     }
-    const Value q = safe_int_divide(b, a, d);
+    Value q = safe_int_divide(b, a, d);
     if (mode != 2) return q;
     const Value zero = b.like(a, 0);
     const Value inexact = b.compare(b.sub(a, b.mul(q, d)), zero, "NE");

@@ -1,5 +1,7 @@
 // matmul and addmm: a batched dot_general at precision HIGHEST (XLA on GPU
 // would otherwise use TF32), accumulating in the compute type.
+#include <numeric>
+
 #include "kernels.hpp"
 
 namespace pjrt_bridge {
@@ -11,8 +13,8 @@ Value product(KernelLowering& k, int a_arg, int b_arg) {
   const Value a = k.read(a_arg, k.compute());
   const Value c = k.read(b_arg, k.compute());
   const int rank = a.type.rank();
-  std::vector<int64_t> batch;
-  for (int d = 0; d < rank - 2; ++d) batch.push_back(d);
+  std::vector<int64_t> batch(static_cast<size_t>(rank - 2));
+  std::iota(batch.begin(), batch.end(), 0);
   return b.dot_general(a, c, batch, batch, {rank - 1}, {rank - 2});
 }
 

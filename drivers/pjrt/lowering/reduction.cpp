@@ -3,6 +3,7 @@
 // accumulate in the compute type (f64 only for f64 kernels: TPUs lack
 // f64), integers and bool in i64.
 #include <limits>
+#include <numeric>
 
 #include "kernels.hpp"
 
@@ -95,8 +96,8 @@ void var_std(KernelLowering& k, bool root) {
   const Value zero = b.constant(e, 0);
   const Value mean = b.div(reduce_to(k, x, zero, dims, "add", k.sizes(0)),
                            b.constant(e, n, k.sizes(0)));
-  std::vector<int64_t> mapping;
-  for (int d = 0; d < x.type.rank(); ++d) mapping.push_back(d);
+  std::vector<int64_t> mapping(static_cast<size_t>(x.type.rank()));
+  std::iota(mapping.begin(), mapping.end(), 0);
   const Value deviation =
       b.sub(x, b.broadcast_in_dim(mean, k.sizes(1), mapping));
   const Value squares =

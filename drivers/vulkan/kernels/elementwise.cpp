@@ -376,6 +376,7 @@ constexpr auto kMapKernelDefs =
 KernelList map_kernels() {
   static const std::vector<const KernelDef*> kKernels = [] {
     std::vector<const KernelDef*> kernels;
+    kernels.reserve(std::size(kMapKernelDefs));
     for (const KernelDef& def : kMapKernelDefs) kernels.push_back(&def);
     return kernels;
   }();

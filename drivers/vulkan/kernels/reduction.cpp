@@ -25,7 +25,6 @@ namespace {
 
 using driver_kit::ArgChecker;
 using driver_kit::dtype_name;
-using driver_kit::fail;
 using driver_kit::is_floating_dtype;
 using driver_kit::Shape;
 using driver_kit::TensorArg;

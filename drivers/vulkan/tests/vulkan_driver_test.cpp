@@ -634,7 +634,7 @@ TEST_F(VulkanLongLines, MaxPoolOverAWindowAboveTheLoopLimit) {
 // repeat), then over 70,000 planes with a bad index in the last one, which
 // is reported and writes nothing.
 TEST_F(VulkanLongLines, MaxPoolGradientOverLargePlanesAndManyPlanes) {
-  constexpr int64_t kSide = 300, kWindows = 150 * 150;
+  constexpr int64_t kSide = 300, kWindows = int64_t{150} * 150;
   const std::vector<float> dy = values(kWindows, 17);
   std::vector<int64_t> index(kWindows);
   std::vector<double> expected(kSide * kSide, 0.0);
@@ -673,7 +673,8 @@ TEST_F(VulkanLongLines, MaxPoolGradientOverLargePlanesAndManyPlanes) {
 // batch_norm in training and its backward over channels of 720,000 values
 // ([8, 2, 300, 300]): the statistics are summed in slices, then combined.
 TEST_F(VulkanLongLines, BatchNormOverLongChannels) {
-  constexpr int64_t kN = 8, kC = 2, kPlane = 300 * 300, kCount = kN * kPlane;
+  constexpr int64_t kN = 8, kC = 2, kPlane = int64_t{300} * 300,
+                    kCount = kN * kPlane;
   constexpr double kMomentum = 0.1, kEps = 1e-5;
   const std::vector<float> x = values(kN * kC * kPlane, 19);
   const std::vector<float> dy = values(kN * kC * kPlane, 20);

@@ -359,8 +359,10 @@ typedef struct HalDriverApi {
   X(kernel_lookup)                \
   X(launch)
 
-/* The list names every entry field, from `initialize` to the end. */
-#define HAL_DRIVER_API_COUNT_ONE_(field) +1
+/* The list names every entry field, from `initialize` to the end. Each entry
+   adds `+1` to a leading 0, so the term stays bare. */
+#define HAL_DRIVER_API_COUNT_ONE_(field) \
+  +1 /* NOLINT(bugprone-macro-parentheses) */
 #ifdef __cplusplus
 static_assert
 #else

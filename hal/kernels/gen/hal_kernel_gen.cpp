@@ -436,7 +436,7 @@ static inline const hal_kernel_signature* hal_find_kernel_signature(
   for (i = 0; i < HAL_STANDARD_KERNEL_COUNT; ++i) {
     if (strcmp(signatures[i].name, name) == 0) return &signatures[i];
   }
-  return NULL;
+  return NULL; /* NOLINT(modernize-use-nullptr): a C header */
 }
 
 #ifdef __cplusplus

@@ -356,9 +356,9 @@ std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(
 // came from.
 at::Tensor& max_pool2d_with_indices_backward_out(
     const at::Tensor& grad_output, const at::Tensor& self,
-    at::IntArrayRef kernel_size, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
-    const at::Tensor& indices, at::Tensor& grad_input) {
+    at::IntArrayRef /*kernel_size*/, at::IntArrayRef /*stride*/,
+    at::IntArrayRef /*padding*/, at::IntArrayRef /*dilation*/,
+    bool /*ceil_mode*/, const at::Tensor& indices, at::Tensor& grad_input) {
   TORCH_CHECK(grad_output.sizes() == indices.sizes(),
               "max_pool2d_with_indices_backward: grad_output ",
               grad_output.sizes(), " and indices ", indices.sizes(),
@@ -532,7 +532,7 @@ TensorTriple batch_norm_backward(
     const std::optional<at::Tensor>& running_var,
     const std::optional<at::Tensor>& save_mean,
     const std::optional<at::Tensor>& save_var, bool update, double eps,
-    std::array<bool, 3> output_mask, const at::Tensor& reserve) {
+    std::array<bool, 3> output_mask, const at::Tensor& /*reserve*/) {
   const bool training =
       update || !defined(running_mean) || !defined(running_var);
   return batch_norm_backward_impl(grad_out, input, weight, running_mean,

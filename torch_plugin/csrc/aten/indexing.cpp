@@ -110,7 +110,7 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim,
 }
 
 at::Tensor& gather_out(const at::Tensor& self, int64_t dim,
-                       const at::Tensor& index, bool sparse_grad,
+                       const at::Tensor& index, bool /*sparse_grad*/,
                        at::Tensor& out) {
   const int64_t wrapped = c10::maybe_wrap_dim(dim, self.dim());
   const at::Tensor long_idx = long_index("gather", self, index);

@@ -203,11 +203,11 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
 
 // Attention runs as the math composite (matmul, softmax, dropout): hal has no
 // fused attention kernel.
-int64_t fused_sdp_choice(const at::Tensor& query, const at::Tensor& key,
-                         const at::Tensor& value,
-                         const std::optional<at::Tensor>& attn_mask,
-                         double dropout_p, bool is_causal,
-                         std::optional<double> scale, bool enable_gqa) {
+int64_t fused_sdp_choice(const at::Tensor& /*query*/, const at::Tensor& /*key*/,
+                         const at::Tensor& /*value*/,
+                         const std::optional<at::Tensor>& /*attn_mask*/,
+                         double /*dropout_p*/, bool /*is_causal*/,
+                         std::optional<double> /*scale*/, bool /*enable_gqa*/) {
   return static_cast<int64_t>(at::SDPBackend::math);
 }
 

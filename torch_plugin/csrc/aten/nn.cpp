@@ -89,7 +89,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
     const at::Tensor& grad_out, const at::Tensor& input,
     c10::SymIntArrayRef normalized_shape_sym, const at::Tensor& mean,
     const at::Tensor& rstd, const std::optional<at::Tensor>& weight_opt,
-    const std::optional<at::Tensor>& bias_opt,
+    const std::optional<at::Tensor>& /*bias_opt*/,
     std::array<bool, 3> output_mask) {
   const at::IntArrayRef normalized_shape =
       C10_AS_INTARRAYREF_SLOW(normalized_shape_sym);

@@ -137,7 +137,7 @@ at::Tensor& random_from_to(at::Tensor& self, int64_t from,
 }
 
 at::Tensor& random_to(at::Tensor& self, int64_t to, Generator gen) {
-  return random_from_to(self, 0, to, gen);
+  return random_from_to(self, 0, to, std::move(gen));
 }
 
 at::Tensor& normal(at::Tensor& self, double mean, double std, Generator gen) {

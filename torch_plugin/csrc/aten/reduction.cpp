@@ -380,7 +380,8 @@ at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
 template <const char* kKernel>
 at::Tensor& softmax_backward_out(const at::Tensor& grad_output,
                                  const at::Tensor& output, int64_t dim,
-                                 at::ScalarType input_dtype, at::Tensor& out) {
+                                 at::ScalarType /*input_dtype*/,
+                                 at::Tensor& out) {
   TORCH_CHECK(grad_output.sizes() == output.sizes(), kKernel,
               ": grad_output and output must have the same shape, got ",
               grad_output.sizes(), " and ", output.sizes());

@@ -61,7 +61,7 @@ class DeviceAllocator final : public c10::DeviceAllocator {
     const c10::DeviceIndex index = current_device();
     const c10::Device where(c10::DeviceType::PrivateUse1, index);
     const c10::DeleterFnPtr deleter =
-        kBlockDeleters[static_cast<size_t>(index)];
+        kBlockDeleters[static_cast<uint8_t>(index)];
     if (bytes == 0) return {nullptr, nullptr, deleter, where};
     // CUDA reports any request it cannot satisfy as out of memory; so do we,
     // rather than the driver's INVALID_ARGUMENT for a request above its limit.

@@ -165,7 +165,7 @@ c10::Stream current_stream(c10::DeviceIndex index) {
 
 c10::Stream exchange_stream(c10::Stream stream) {
   const c10::Stream previous = current_stream(stream.device_index());
-  const auto index = static_cast<size_t>(stream.device_index());
+  const size_t index = static_cast<uint8_t>(stream.device_index());
   if (tls_current_streams.size() <= index) {
     tls_current_streams.resize(index + 1, 0);
   }
@@ -199,6 +199,7 @@ c10::Stream pool_stream(c10::DeviceIndex index, bool high_priority) {
   const int priority =
       high_priority ? dc.device.properties().stream_priority_high : 0;
   std::vector<c10::StreamId> ids;
+  ids.reserve(kPoolStreamsPerPriority);
   for (int i = 0; i < kPoolStreamsPerPriority; ++i) {
     ids.push_back(create_stream(index, priority).id());
   }

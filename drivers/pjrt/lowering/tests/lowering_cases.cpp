@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -414,9 +415,7 @@ json transfer_pairs(const fs::path& out) {
   return pairs;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s OUT_DIR [KERNEL...]\n", argv[0]);
     return 2;
@@ -484,4 +483,17 @@ int main(int argc, char** argv) {
   std::printf("%zu kernel x dtype pairs written to %s\n", pairs.size(),
               out.c_str());
   return 0;
+}
+
+}  // namespace
+
+// A failure outside a kernel pair (cpu_ref missing, OUT_DIR unwritable) ends
+// the tool with its message rather than std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "lowering_cases: %s\n", error.what());
+    return 1;
+  }
 }
