@@ -7,8 +7,8 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
 
-#include "aten/fallback.hpp"
-#include "aten/launch.hpp"
+#include "aten/native/fallback.hpp"
+#include "aten/native/launch.hpp"
 #include "runtime/context.hpp"
 #include "runtime/generator.hpp"
 

@@ -1,4 +1,4 @@
-"""torch.optim on hal (csrc/aten/optim.cpp): SGD, Adam and AdamW with
+"""torch.optim on hal (csrc/aten/native/optim.cpp): SGD, Adam and AdamW with
 fused=True run _fused_sgd_ / _fused_adam_ / _fused_adamw_ on the sgd_step and
 adam_step kernels; the default (foreach) path decomposes into elementwise ops.
 

@@ -1,4 +1,4 @@
-"""Random numbers on hal (csrc/aten/random.cpp): uniform_, normal_ and the
+"""Random numbers on hal (csrc/aten/native/random.cpp): uniform_, normal_ and the
 normal overloads, bernoulli, rand/randn and their _like forms, and dropout.
 
 hal draws from its own counter-based Philox generator, so its numbers differ

@@ -8,16 +8,18 @@
 // shape and hands the kernel a view of it with the reduced dims put back, so
 // keepdim=false costs no copy. Functional forms allocate their result and run
 // the out= form.
+#include "aten/native/reduction.hpp"
+
 #include <ATen/WrapDimUtilsMulti.h>
 #include <c10/core/WrapDimMinimal.h>
-#include <torch/library.h>
 
 #include <bitset>
+#include <string_view>
 #include <vector>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 using DimMask = std::bitset<at::dim_bitset_size>;
@@ -47,7 +49,7 @@ class ReducedShape {
 
   // For reductions without an identity (max, argmax, ...): an empty reduced
   // dim is torch's IndexError.
-  void check_nonempty(const char* op, const at::Tensor& in) const {
+  void check_nonempty(std::string_view op, const at::Tensor& in) const {
     for (int64_t d = 0; d < ndim_; ++d) {
       TORCH_CHECK_INDEX(!reduced_[d] || in.size(d) > 0, op,
                         "(): Expected reduction dim ", d,
@@ -96,7 +98,7 @@ at::Tensor& reduce_out(at::Tensor& out, KernelName kernel, const at::Tensor& in,
   });
 }
 
-void check_same_dtype(const char* op, const at::Tensor& self,
+void check_same_dtype(std::string_view op, const at::Tensor& self,
                       const at::Tensor& out) {
   TORCH_CHECK(self.scalar_type() == out.scalar_type(), op,
               "(): Expected the dtype for input and out to match, but got ",
@@ -114,6 +116,8 @@ at::ScalarType accumulating_dtype(const at::Tensor& self,
 }
 
 // ---- sum, mean, prod
+
+}  // namespace
 
 at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dims,
                     bool keepdim, std::optional<at::ScalarType> dtype,
@@ -149,6 +153,8 @@ at::Tensor mean(const at::Tensor& self, at::OptionalIntArrayRef dims,
   return mean_out(self, dims, keepdim, dtype, out);
 }
 
+namespace {
+
 at::Tensor& prod_out(const at::Tensor& self, at::OptionalIntArrayRef dims,
                      bool keepdim, std::optional<at::ScalarType> dtype,
                      at::Tensor& out) {
@@ -156,6 +162,8 @@ at::Tensor& prod_out(const at::Tensor& self, at::OptionalIntArrayRef dims,
   return reduce_out(out, "prod", to_dtype(self, type),
                     ReducedShape(self, dims, keepdim), type);
 }
+
+}  // namespace
 
 at::Tensor& prod_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
                          std::optional<at::ScalarType> dtype, at::Tensor& out) {
@@ -174,57 +182,58 @@ at::Tensor prod_all(const at::Tensor& self,
   return prod_out(self, std::nullopt, false, dtype, out);
 }
 
+namespace {
+
 // ---- amax, amin, max, min
 
-template <const char* kKernel>
-at::Tensor& extremum_out(const at::Tensor& self, at::IntArrayRef dims,
-                         bool keepdim, at::Tensor& out) {
-  check_same_dtype(kKernel, self, out);
+}  // namespace
+
+at::Tensor& extremum_out(KernelName kernel, const at::Tensor& self,
+                         at::IntArrayRef dims, bool keepdim, at::Tensor& out) {
+  check_same_dtype(kernel, self, out);
   const ReducedShape shape(self, all_if_empty(dims), keepdim);
-  shape.check_nonempty(kKernel, self);
-  return reduce_out(out, kKernel, self, shape, self.scalar_type());
+  shape.check_nonempty(kernel, self);
+  return reduce_out(out, kernel, self, shape, self.scalar_type());
 }
 
-template <const char* kKernel>
-at::Tensor extremum(const at::Tensor& self, at::IntArrayRef dims,
-                    bool keepdim) {
+at::Tensor extremum(KernelName kernel, const at::Tensor& self,
+                    at::IntArrayRef dims, bool keepdim) {
   at::Tensor out = new_result(self, self.scalar_type());
-  return extremum_out<kKernel>(self, dims, keepdim, out);
+  return extremum_out(kernel, self, dims, keepdim, out);
 }
 
 // max() and min() without a dim: the extremum of every element.
-template <const char* kKernel>
-at::Tensor& extremum_all_out(const at::Tensor& self, at::Tensor& out) {
+at::Tensor& extremum_all_out(KernelName kernel, const at::Tensor& self,
+                             at::Tensor& out) {
   TORCH_CHECK(
-      self.numel() > 0, kKernel == std::string_view("amax") ? "max" : "min",
+      self.numel() > 0, kernel == std::string_view("amax") ? "max" : "min",
       "(): Expected reduction dim to be specified for input.numel() == 0. "
       "Specify the reduction dim with the 'dim' argument.");
-  return extremum_out<kKernel>(self, {}, false, out);
+  return extremum_out(kernel, self, {}, false, out);
 }
 
-template <const char* kKernel>
-at::Tensor extremum_all(const at::Tensor& self) {
+at::Tensor extremum_all(KernelName kernel, const at::Tensor& self) {
   at::Tensor out = new_result(self, self.scalar_type());
-  return extremum_all_out<kKernel>(self, out);
+  return extremum_all_out(kernel, self, out);
 }
 
 // max.dim and min.dim: values and their indices along one dim.
-template <const char* kKernel>
-std::tuple<at::Tensor&, at::Tensor&> extremum_dim_out(const at::Tensor& self,
+std::tuple<at::Tensor&, at::Tensor&> extremum_dim_out(KernelName kernel,
+                                                      const at::Tensor& self,
                                                       int64_t dim, bool keepdim,
                                                       at::Tensor& values,
                                                       at::Tensor& indices) {
-  check_same_dtype(kKernel, self, values);
-  TORCH_CHECK(indices.scalar_type() == at::kLong, kKernel,
+  check_same_dtype(kernel, self, values);
+  TORCH_CHECK(indices.scalar_type() == at::kLong, kernel,
               "(): Expected out tensor of indices to have dtype Long, but got ",
               indices.scalar_type());
   const int64_t wrapped = c10::maybe_wrap_dim(dim, self.dim());
   const ReducedShape shape(self, at::IntArrayRef(wrapped), keepdim);
-  shape.check_nonempty(kKernel, self);
+  shape.check_nonempty(kernel, self);
   write_out(
       values, shape.sizes(), self.scalar_type(), [&](const at::Tensor& v) {
         write_out(indices, shape.sizes(), at::kLong, [&](const at::Tensor& i) {
-          launch(v, kKernel,
+          launch(v, kernel,
                  {tensor_arg(shape.keepdim_form(v)),
                   tensor_arg(shape.keepdim_form(i)), tensor_arg(self),
                   int_arg(wrapped)});
@@ -233,77 +242,81 @@ std::tuple<at::Tensor&, at::Tensor&> extremum_dim_out(const at::Tensor& self,
   return {values, indices};
 }
 
-template <const char* kKernel>
-std::tuple<at::Tensor, at::Tensor> extremum_dim(const at::Tensor& self,
+std::tuple<at::Tensor, at::Tensor> extremum_dim(KernelName kernel,
+                                                const at::Tensor& self,
                                                 int64_t dim, bool keepdim) {
   at::Tensor values = new_result(self, self.scalar_type());
   at::Tensor indices = new_result(self, at::kLong);
-  extremum_dim_out<kKernel>(self, dim, keepdim, values, indices);
+  extremum_dim_out(kernel, self, dim, keepdim, values, indices);
   return {values, indices};
 }
 
 // argmax and argmin; without a dim, over the flattened input.
-template <const char* kKernel>
-at::Tensor& arg_extremum_out(const at::Tensor& self, std::optional<int64_t> dim,
-                             bool keepdim, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kLong, kKernel,
+at::Tensor& arg_extremum_out(KernelName kernel, const at::Tensor& self,
+                             std::optional<int64_t> dim, bool keepdim,
+                             at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong, kernel,
               "(): Expected out tensor to have dtype Long, but got ",
               out.scalar_type());
   if (dim.has_value()) {
     const int64_t wrapped = c10::maybe_wrap_dim(*dim, self.dim());
     const ReducedShape shape(self, at::IntArrayRef(wrapped), keepdim);
-    shape.check_nonempty(kKernel, self);
-    return reduce_out(out, kKernel, self, shape, at::kLong, int_arg(wrapped));
+    shape.check_nonempty(kernel, self);
+    return reduce_out(out, kernel, self, shape, at::kLong, int_arg(wrapped));
   }
-  TORCH_CHECK_INDEX(self.numel() > 0, kKernel,
+  TORCH_CHECK_INDEX(self.numel() > 0, kernel,
                     "(): Expected reduction dim to be specified "
                     "for input.numel() == 0.");
   const std::vector<int64_t> sizes(keepdim ? self.dim() : 0, 1);
   return write_out(out, sizes, at::kLong, [&](const at::Tensor& result) {
-    launch(result, kKernel,
+    launch(result, kernel,
            {tensor_arg(result.reshape({1})), tensor_arg(self.reshape({-1})),
             int_arg(0)});
   });
 }
 
-template <const char* kKernel>
-at::Tensor arg_extremum(const at::Tensor& self, std::optional<int64_t> dim,
-                        bool keepdim) {
+at::Tensor arg_extremum(KernelName kernel, const at::Tensor& self,
+                        std::optional<int64_t> dim, bool keepdim) {
   at::Tensor out = new_result(self, at::kLong);
-  return arg_extremum_out<kKernel>(self, dim, keepdim, out);
+  return arg_extremum_out(kernel, self, dim, keepdim, out);
 }
+
+namespace {
 
 // ---- var, std
 
-template <const char* kKernel>
-at::Tensor& spread_out(const at::Tensor& self, at::OptionalIntArrayRef dims,
+}  // namespace
+
+at::Tensor& spread_out(KernelName kernel, const at::Tensor& self,
+                       at::OptionalIntArrayRef dims,
                        const std::optional<at::Scalar>& correction,
                        bool keepdim, at::Tensor& out) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
-  check_same_dtype(kKernel, self, out);
+  check_same_dtype(kernel, self, out);
   return reduce_out(
-      out, kKernel, self, ReducedShape(self, all_if_empty(dims), keepdim),
+      out, kernel, self, ReducedShape(self, all_if_empty(dims), keepdim),
       self.scalar_type(), float_arg(correction.value_or(1).toDouble()));
 }
 
-template <const char* kKernel>
-at::Tensor spread(const at::Tensor& self, at::OptionalIntArrayRef dims,
+at::Tensor spread(KernelName kernel, const at::Tensor& self,
+                  at::OptionalIntArrayRef dims,
                   const std::optional<at::Scalar>& correction, bool keepdim) {
   at::Tensor out = new_result(self, self.scalar_type());
-  return spread_out<kKernel>(self, dims, correction, keepdim, out);
+  return spread_out(kernel, self, dims, correction, keepdim, out);
 }
 
 // var_mean and std_mean: the spread and the mean, in that order.
-template <const char* kKernel>
 std::tuple<at::Tensor, at::Tensor> spread_mean(
-    const at::Tensor& self, at::OptionalIntArrayRef dims,
+    KernelName kernel, const at::Tensor& self, at::OptionalIntArrayRef dims,
     const std::optional<at::Scalar>& correction, bool keepdim) {
-  at::Tensor spread_result = spread<kKernel>(self, dims, correction, keepdim);
+  at::Tensor spread_result = spread(kernel, self, dims, correction, keepdim);
   at::Tensor mean_result = new_result(self, self.scalar_type());
   mean_out(self, dims, keepdim, std::nullopt, mean_result);
   return {spread_result, mean_result};
 }
+
+namespace {
 
 // ---- all, any
 
@@ -313,76 +326,78 @@ at::ScalarType truth_dtype(const at::Tensor& self) {
   return self.scalar_type() == at::kByte ? at::kByte : at::kBool;
 }
 
-template <const char* kKernel>
-at::Tensor& truth_out(const at::Tensor& self, at::OptionalIntArrayRef dims,
-                      bool keepdim, at::Tensor& out) {
+}  // namespace
+
+at::Tensor& truth_out(KernelName kernel, const at::Tensor& self,
+                      at::OptionalIntArrayRef dims, bool keepdim,
+                      at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == at::kBool || out.scalar_type() == at::kByte,
-              kKernel, "(): out= must be bool or uint8, got ",
+              kernel, "(): out= must be bool or uint8, got ",
               out.scalar_type());
-  return reduce_out(out, kKernel, self, ReducedShape(self, dims, keepdim),
+  return reduce_out(out, kernel, self, ReducedShape(self, dims, keepdim),
                     at::kBool);
 }
 
-template <const char* kKernel>
-at::Tensor truth(const at::Tensor& self, at::OptionalIntArrayRef dims,
-                 bool keepdim) {
+at::Tensor truth(KernelName kernel, const at::Tensor& self,
+                 at::OptionalIntArrayRef dims, bool keepdim) {
   at::Tensor out = new_result(self, truth_dtype(self));
-  return truth_out<kKernel>(self, dims, keepdim, out);
+  return truth_out(kernel, self, dims, keepdim, out);
 }
 
-template <const char* kKernel>
-at::Tensor& truth_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
+at::Tensor& truth_dim_out(KernelName kernel, const at::Tensor& self,
+                          int64_t dim, bool keepdim, at::Tensor& out) {
+  return truth_out(kernel, self, at::IntArrayRef(dim), keepdim, out);
+}
+
+at::Tensor truth_dim(KernelName kernel, const at::Tensor& self, int64_t dim,
+                     bool keepdim) {
+  return truth(kernel, self, at::IntArrayRef(dim), keepdim);
+}
+
+at::Tensor& truth_all_out(KernelName kernel, const at::Tensor& self,
                           at::Tensor& out) {
-  return truth_out<kKernel>(self, at::IntArrayRef(dim), keepdim, out);
+  return truth_out(kernel, self, std::nullopt, false, out);
 }
 
-template <const char* kKernel>
-at::Tensor truth_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return truth<kKernel>(self, at::IntArrayRef(dim), keepdim);
+at::Tensor truth_all(KernelName kernel, const at::Tensor& self) {
+  return truth(kernel, self, std::nullopt, false);
 }
 
-template <const char* kKernel>
-at::Tensor& truth_all_out(const at::Tensor& self, at::Tensor& out) {
-  return truth_out<kKernel>(self, std::nullopt, false, out);
-}
-
-template <const char* kKernel>
-at::Tensor truth_all(const at::Tensor& self) {
-  return truth<kKernel>(self, std::nullopt, false);
-}
+namespace {
 
 // ---- softmax
 
+}  // namespace
+
 // _softmax and _log_softmax; half_to_float computes a half input in float.
-template <const char* kKernel>
-at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
-                        at::Tensor& out) {
+at::Tensor& softmax_out(KernelName kernel, const at::Tensor& self, int64_t dim,
+                        bool half_to_float, at::Tensor& out) {
   TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf,
               "conversion is supported for Half type only");
   const at::ScalarType type = half_to_float ? at::kFloat : self.scalar_type();
   const int64_t wrapped = c10::maybe_wrap_dim(dim, self.dim());
   const at::Tensor in = to_dtype(self, type);
   return write_out(out, self.sizes(), type, [&](const at::Tensor& result) {
-    launch(result, kKernel,
+    launch(result, kernel,
            {tensor_arg(result), tensor_arg(in), int_arg(wrapped)});
   });
 }
 
-template <const char* kKernel>
-at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
+at::Tensor softmax(KernelName kernel, const at::Tensor& self, int64_t dim,
+                   bool half_to_float) {
   at::Tensor out =
       new_result(self, half_to_float ? at::kFloat : self.scalar_type());
-  return softmax_out<kKernel>(self, dim, half_to_float, out);
+  return softmax_out(kernel, self, dim, half_to_float, out);
 }
 
 // The backward forms compute in grad_output's dtype; the gradient has the
 // forward input's dtype.
-template <const char* kKernel>
-at::Tensor& softmax_backward_out(const at::Tensor& grad_output,
+at::Tensor& softmax_backward_out(KernelName kernel,
+                                 const at::Tensor& grad_output,
                                  const at::Tensor& output, int64_t dim,
                                  at::ScalarType /*input_dtype*/,
                                  at::Tensor& out) {
-  TORCH_CHECK(grad_output.sizes() == output.sizes(), kKernel,
+  TORCH_CHECK(grad_output.sizes() == output.sizes(), kernel,
               ": grad_output and output must have the same shape, got ",
               grad_output.sizes(), " and ", output.sizes());
   const at::ScalarType type = grad_output.scalar_type();
@@ -390,96 +405,18 @@ at::Tensor& softmax_backward_out(const at::Tensor& grad_output,
   const at::Tensor forward_output = to_dtype(output, type);
   return write_out(out, grad_output.sizes(), type,
                    [&](const at::Tensor& result) {
-                     launch(result, kKernel,
+                     launch(result, kernel,
                             {tensor_arg(result), tensor_arg(grad_output),
                              tensor_arg(forward_output), int_arg(wrapped)});
                    });
 }
 
-template <const char* kKernel>
-at::Tensor softmax_backward(const at::Tensor& grad_output,
+at::Tensor softmax_backward(KernelName kernel, const at::Tensor& grad_output,
                             const at::Tensor& output, int64_t dim,
                             at::ScalarType input_dtype) {
   at::Tensor out = new_result(grad_output, input_dtype);
-  return softmax_backward_out<kKernel>(grad_output, output, dim, input_dtype,
-                                       out);
+  return softmax_backward_out(kernel, grad_output, output, dim, input_dtype,
+                              out);
 }
 
-constexpr char kAmax[] = "amax";
-constexpr char kAmin[] = "amin";
-constexpr char kMaxDim[] = "max_dim";
-constexpr char kMinDim[] = "min_dim";
-constexpr char kArgmax[] = "argmax";
-constexpr char kArgmin[] = "argmin";
-constexpr char kVar[] = "var";
-constexpr char kStd[] = "std";
-constexpr char kAll[] = "all";
-constexpr char kAny[] = "any";
-constexpr char kSoftmax[] = "softmax";
-constexpr char kLogSoftmax[] = "log_softmax";
-constexpr char kSoftmaxBackward[] = "softmax_backward";
-constexpr char kLogSoftmaxBackward[] = "log_softmax_backward";
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sum.dim_IntList", TORCH_FN(sum));
-  m.impl("sum.IntList_out", TORCH_FN(sum_out));
-  m.impl("mean.dim", TORCH_FN(mean));
-  m.impl("mean.out", TORCH_FN(mean_out));
-  m.impl("prod", TORCH_FN(prod_all));
-  m.impl("prod.dim_int", TORCH_FN(prod_dim));
-  m.impl("prod.int_out", TORCH_FN(prod_dim_out));
-
-  m.impl("amax", TORCH_FN(extremum<kAmax>));
-  m.impl("amax.out", TORCH_FN(extremum_out<kAmax>));
-  m.impl("amin", TORCH_FN(extremum<kAmin>));
-  m.impl("amin.out", TORCH_FN(extremum_out<kAmin>));
-  m.impl("max", TORCH_FN(extremum_all<kAmax>));
-  m.impl("max.unary_out", TORCH_FN(extremum_all_out<kAmax>));
-  m.impl("min", TORCH_FN(extremum_all<kAmin>));
-  m.impl("min.unary_out", TORCH_FN(extremum_all_out<kAmin>));
-  m.impl("max.dim", TORCH_FN(extremum_dim<kMaxDim>));
-  m.impl("max.dim_max", TORCH_FN(extremum_dim_out<kMaxDim>));
-  m.impl("min.dim", TORCH_FN(extremum_dim<kMinDim>));
-  m.impl("min.dim_min", TORCH_FN(extremum_dim_out<kMinDim>));
-  m.impl("argmax", TORCH_FN(arg_extremum<kArgmax>));
-  m.impl("argmax.out", TORCH_FN(arg_extremum_out<kArgmax>));
-  m.impl("argmin", TORCH_FN(arg_extremum<kArgmin>));
-  m.impl("argmin.out", TORCH_FN(arg_extremum_out<kArgmin>));
-
-  m.impl("var.correction", TORCH_FN(spread<kVar>));
-  m.impl("var.correction_out", TORCH_FN(spread_out<kVar>));
-  m.impl("std.correction", TORCH_FN(spread<kStd>));
-  m.impl("std.correction_out", TORCH_FN(spread_out<kStd>));
-  m.impl("var_mean.correction", TORCH_FN(spread_mean<kVar>));
-  m.impl("std_mean.correction", TORCH_FN(spread_mean<kStd>));
-
-  m.impl("all", TORCH_FN(truth_all<kAll>));
-  m.impl("all.all_out", TORCH_FN(truth_all_out<kAll>));
-  m.impl("all.dim", TORCH_FN(truth_dim<kAll>));
-  m.impl("all.out", TORCH_FN(truth_dim_out<kAll>));
-  m.impl("all.dims", TORCH_FN(truth<kAll>));
-  m.impl("all.dims_out", TORCH_FN(truth_out<kAll>));
-  m.impl("any", TORCH_FN(truth_all<kAny>));
-  m.impl("any.all_out", TORCH_FN(truth_all_out<kAny>));
-  m.impl("any.dim", TORCH_FN(truth_dim<kAny>));
-  m.impl("any.out", TORCH_FN(truth_dim_out<kAny>));
-  m.impl("any.dims", TORCH_FN(truth<kAny>));
-  m.impl("any.dims_out", TORCH_FN(truth_out<kAny>));
-
-  m.impl("_softmax", TORCH_FN(softmax<kSoftmax>));
-  m.impl("_softmax.out", TORCH_FN(softmax_out<kSoftmax>));
-  m.impl("_log_softmax", TORCH_FN(softmax<kLogSoftmax>));
-  m.impl("_log_softmax.out", TORCH_FN(softmax_out<kLogSoftmax>));
-  m.impl("_softmax_backward_data",
-         TORCH_FN(softmax_backward<kSoftmaxBackward>));
-  m.impl("_softmax_backward_data.out",
-         TORCH_FN(softmax_backward_out<kSoftmaxBackward>));
-  m.impl("_log_softmax_backward_data",
-         TORCH_FN(softmax_backward<kLogSoftmaxBackward>));
-  m.impl("_log_softmax_backward_data.out",
-         TORCH_FN(softmax_backward_out<kLogSoftmaxBackward>));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

@@ -7,6 +7,8 @@
 // windows, and its backward spreads each gradient over its window. The
 // cases these do not cover (ceil_mode, count_include_pad=False with padding,
 // an output size that does not divide the input) go to the CPU fallback.
+#include "aten/native/pooling.hpp"
+
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_adaptive_avg_pool2d.h>
 #include <ATen/ops/_adaptive_avg_pool2d_backward.h>
@@ -19,10 +21,10 @@
 #include <array>
 #include <optional>
 
-#include "aten/fallback.hpp"
-#include "aten/launch.hpp"
+#include "aten/native/fallback.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 struct Window {
@@ -92,6 +94,8 @@ void launch_conv(KernelName kernel, const at::Tensor& out, const at::Tensor& a,
   }
   launch(out, kernel, args);
 }
+
+}  // namespace
 
 at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size,
                            at::IntArrayRef stride, at::IntArrayRef padding,
@@ -190,6 +194,8 @@ at::Tensor avg_pool2d_backward(const at::Tensor& grad_output,
                                  divisor_override, grad_input);
 }
 
+namespace {
+
 // ---- adaptive average pooling over windows that tile the input
 
 bool tiles(const at::Tensor& self, at::IntArrayRef output_size) {
@@ -209,6 +215,8 @@ at::DimVector windowed_sizes(at::IntArrayRef sizes,
   windowed.append({output_size[0], kh, output_size[1], kw});
   return windowed;
 }
+
+}  // namespace
 
 at::Tensor adaptive_avg_pool2d(const at::Tensor& self,
                                c10::SymIntArrayRef symbolic_size) {
@@ -244,16 +252,4 @@ at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output,
   return grad_input;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("avg_pool2d", TORCH_FN(avg_pool2d));
-  m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
-  m.impl("avg_pool2d_backward", TORCH_FN(avg_pool2d_backward));
-  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
-  m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d));
-  m.impl("_adaptive_avg_pool2d_backward",
-         TORCH_FN(adaptive_avg_pool2d_backward));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

@@ -4,6 +4,8 @@
 // any. That is one pass on a GPU for the small test sets models use (token
 // ids, a vocabulary's special tokens); a product beyond kLargestMask goes to
 // the CPU fallback, whose sort-based algorithm needs no such mask.
+#include "aten/native/search.hpp"
+
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/any.h>
 #include <ATen/ops/eq.h>
@@ -12,13 +14,15 @@
 #include <ATen/ops/ne.h>
 #include <torch/library.h>
 
-#include "aten/fallback.hpp"
-#include "aten/launch.hpp"
+#include "aten/native/fallback.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 constexpr int64_t kLargestMask = int64_t{1} << 26;
+
+}  // namespace
 
 at::Tensor& isin_out(const at::Tensor& elements,
                      const at::Tensor& test_elements, bool assume_unique,
@@ -71,13 +75,4 @@ at::Tensor isin_scalar(const at::Tensor& elements,
   return isin_scalar_out(elements, test_element, assume_unique, invert, out);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("isin.Tensor_Tensor", TORCH_FN(isin));
-  m.impl("isin.Tensor_Tensor_out", TORCH_FN(isin_out));
-  m.impl("isin.Tensor_Scalar", TORCH_FN(isin_scalar));
-  m.impl("isin.Tensor_Scalar_out", TORCH_FN(isin_scalar_out));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

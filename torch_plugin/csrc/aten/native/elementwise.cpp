@@ -8,38 +8,27 @@
 // tensors promote as on CPU), broadcasting (inputs expanded with stride 0),
 // CPU scalars passed to the kernel by value, and the three call forms
 // (functional, in-place, out=). The ops themselves are thin: per shape class
-// (unary, binary, ...) one template over a constexpr op descriptor gives the
-// functional, in-place and out= variants, and the registration block at the
-// end lists which ATen overloads map to which descriptor.
+// (unary, binary, ...) one function over an op descriptor (elementwise.hpp)
+// gives the functional, in-place and out= forms, and register_elementwise.cpp
+// lists which ATen overloads map to which descriptor.
+#include "aten/native/elementwise.hpp"
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/util/SmallVector.h>
-#include <torch/library.h>
 
 #include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string_view>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
-
-// How an op's result dtype follows from its inputs' promoted dtype:
-// promoted: that dtype itself (add, neg, ...); floating: integers and bool
-// become the default float dtype (exp, true division); boolean: bool, computed
-// in the promoted dtype (comparisons, logical ops).
-enum class Result { promoted, floating, boolean };
-
-// How one input reaches the kernel. tensor: a hal tensor of the compute
-// dtype (a CPU scalar is put on the device); or_scalar: the same, but a CPU
-// scalar goes by value (kernel argument kind tensor|scalar); mask: a bool
-// tensor outside type promotion (where's condition).
-enum class Pass { tensor, or_scalar, mask };
 
 // `value` is a hal tensor or a 0-dim CPU tensor (a wrapped number or not);
 // `promotes` is false for an input cast to the others' dtype instead of
@@ -187,43 +176,26 @@ at::Tensor wrap(const at::Scalar& s) {
 
 // ---- unary ops: out = f(self)
 
-struct UnaryOp {
-  KernelName kernel;
-  Result result;
-};
-
-template <const UnaryOp& op>
-Elementwise unary_plan(const at::Tensor& self) {
+Elementwise unary_plan(const UnaryOp& op, const at::Tensor& self) {
   return Elementwise(op.kernel, op.kernel, op.result, {{self}});
 }
 
-template <const UnaryOp& op>
-at::Tensor unary(const at::Tensor& self) {
-  return unary_plan<op>(self).run();
+}  // namespace
+
+at::Tensor unary(const UnaryOp& op, const at::Tensor& self) {
+  return unary_plan(op, self).run();
 }
 
-template <const UnaryOp& op>
-at::Tensor& unary_(at::Tensor& self) {
-  return unary_plan<op>(self).run_in_place(self);
+at::Tensor& unary_(const UnaryOp& op, at::Tensor& self) {
+  return unary_plan(op, self).run_in_place(self);
 }
 
-template <const UnaryOp& op>
-at::Tensor& unary_out(const at::Tensor& self, at::Tensor& out) {
-  return unary_plan<op>(self).run_out(out);
+at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& self,
+                      at::Tensor& out) {
+  return unary_plan(op, self).run_out(out);
 }
 
-constexpr UnaryOp kNeg{"neg", Result::promoted}, kAbs{"abs", Result::promoted},
-    kExp{"exp", Result::floating}, kLog{"log", Result::floating},
-    kLog1p{"log1p", Result::floating}, kExpm1{"expm1", Result::floating},
-    kSqrt{"sqrt", Result::floating}, kRsqrt{"rsqrt", Result::floating},
-    kSin{"sin", Result::floating}, kCos{"cos", Result::floating},
-    kTanh{"tanh", Result::floating}, kSigmoid{"sigmoid", Result::floating},
-    kRelu{"relu", Result::promoted}, kSilu{"silu", Result::promoted},
-    kErf{"erf", Result::floating}, kReciprocal{"reciprocal", Result::floating},
-    kSign{"sign", Result::promoted}, kFloor{"floor", Result::promoted},
-    kCeil{"ceil", Result::promoted}, kRound{"round", Result::promoted},
-    kTrunc{"trunc", Result::promoted},
-    kLogicalNot{"logical_not", Result::boolean};
+namespace {
 
 // gelu's `approximate` as the kernel's int: 0 exact (erf), 1 tanh.
 int64_t gelu_mode(c10::string_view approximate) {
@@ -239,6 +211,8 @@ Elementwise gelu_plan(const at::Tensor& self, c10::string_view approximate) {
                      {int_arg(gelu_mode(approximate))});
 }
 
+}  // namespace
+
 at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
   return gelu_plan(self, approximate).run();
 }
@@ -252,16 +226,15 @@ at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate,
   return gelu_plan(self, approximate).run_out(out);
 }
 
+namespace {
+
 // ---- isposinf, isneginf, isnan: a comparison on floating dtypes (bool out),
 // false everywhere on integers and bool.
 
-struct FloatClassOp {
-  KernelName kernel;
-  std::optional<double> other;  // compared with; none: with self (NaN != NaN)
-};
+}  // namespace
 
-template <const FloatClassOp& op>
-at::Tensor& float_class_out(const at::Tensor& self, at::Tensor& out) {
+at::Tensor& float_class_out(const FloatClassOp& op, const at::Tensor& self,
+                            at::Tensor& out) {
   if (!at::isFloatingType(self.scalar_type())) {
     return write_out(out, self.sizes(), at::kBool, [](const at::Tensor& r) {
       if (r.numel() > 0) launch(r, "fill", {tensor_arg(r), scalar_arg(false)});
@@ -273,77 +246,54 @@ at::Tensor& float_class_out(const at::Tensor& self, at::Tensor& out) {
       .run_out(out);
 }
 
-template <const FloatClassOp& op>
-at::Tensor float_class(const at::Tensor& self) {
+at::Tensor float_class(const FloatClassOp& op, const at::Tensor& self) {
   at::Tensor out = empty_like_device(self, self.sizes(), at::kBool);
-  return float_class_out<op>(self, out);
+  return float_class_out(op, self, out);
 }
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr FloatClassOp kIsPosInf{"eq", kInf}, kIsNegInf{"eq", -kInf},
-    kIsNan{"ne", std::nullopt};
+namespace {
 
 // ---- binary ops: out = f(self, other), other a tensor or a scalar
 
-struct BinaryOp {
-  KernelName kernel;
-  Result result;
-  Pass other =
-      Pass::or_scalar;  // Pass::tensor where the kernel takes no scalar
-};
-
-template <const BinaryOp& op>
-Elementwise binary_plan(const at::Tensor& self, const at::Tensor& other) {
+Elementwise binary_plan(const BinaryOp& op, const at::Tensor& self,
+                        const at::Tensor& other) {
   return Elementwise(op.kernel, op.kernel, op.result,
                      {{self}, {other, op.other}});
 }
 
-template <const BinaryOp& op>
-at::Tensor binary(const at::Tensor& self, const at::Tensor& other) {
-  return binary_plan<op>(self, other).run();
+}  // namespace
+
+at::Tensor binary(const BinaryOp& op, const at::Tensor& self,
+                  const at::Tensor& other) {
+  return binary_plan(op, self, other).run();
 }
 
-template <const BinaryOp& op>
-at::Tensor& binary_(at::Tensor& self, const at::Tensor& other) {
-  return binary_plan<op>(self, other).run_in_place(self);
+at::Tensor& binary_(const BinaryOp& op, at::Tensor& self,
+                    const at::Tensor& other) {
+  return binary_plan(op, self, other).run_in_place(self);
 }
 
-template <const BinaryOp& op>
-at::Tensor& binary_out(const at::Tensor& self, const at::Tensor& other,
-                       at::Tensor& out) {
-  return binary_plan<op>(self, other).run_out(out);
+at::Tensor& binary_out(const BinaryOp& op, const at::Tensor& self,
+                       const at::Tensor& other, at::Tensor& out) {
+  return binary_plan(op, self, other).run_out(out);
 }
 
-template <const BinaryOp& op>
-at::Tensor binary_scalar(const at::Tensor& self, const at::Scalar& other) {
-  return binary<op>(self, wrap(other));
+at::Tensor binary_scalar(const BinaryOp& op, const at::Tensor& self,
+                         const at::Scalar& other) {
+  return binary(op, self, wrap(other));
 }
 
-template <const BinaryOp& op>
-at::Tensor& binary_scalar_(at::Tensor& self, const at::Scalar& other) {
-  return binary_<op>(self, wrap(other));
+at::Tensor& binary_scalar_(const BinaryOp& op, at::Tensor& self,
+                           const at::Scalar& other) {
+  return binary_(op, self, wrap(other));
 }
 
-template <const BinaryOp& op>
-at::Tensor& binary_scalar_out(const at::Tensor& self, const at::Scalar& other,
-                              at::Tensor& out) {
-  return binary_out<op>(self, wrap(other), out);
+at::Tensor& binary_scalar_out(const BinaryOp& op, const at::Tensor& self,
+                              const at::Scalar& other, at::Tensor& out) {
+  return binary_out(op, self, wrap(other), out);
 }
 
-constexpr BinaryOp kMul{"mul", Result::promoted}, kPow{"pow", Result::promoted},
-    kMaximum{"maximum", Result::promoted},
-    kMinimum{"minimum", Result::promoted}, kEq{"eq", Result::boolean},
-    kNe{"ne", Result::boolean}, kLt{"lt", Result::boolean},
-    kLe{"le", Result::boolean}, kGt{"gt", Result::boolean},
-    kGe{"ge", Result::boolean}, kLogicalAnd{"logical_and", Result::boolean},
-    kLogicalOr{"logical_or", Result::boolean},
-    kLogicalXor{"logical_xor", Result::boolean},
-    kBitwiseAnd{"bitwise_and", Result::promoted},
-    kBitwiseOr{"bitwise_or", Result::promoted},
-    kBitwiseXor{"bitwise_xor", Result::promoted},
-    kSigmoidBackward{"sigmoid_backward", Result::promoted, Pass::tensor},
-    kTanhBackward{"tanh_backward", Result::promoted, Pass::tensor},
-    kSiluBackward{"silu_backward", Result::promoted, Pass::tensor};
+namespace {
 
 // bitwise_not has no kernel of its own: on bool it is logical_not, on an
 // integer x ^ -1 (the wrapped scalar keeps x's width), exact for every width.
@@ -352,9 +302,11 @@ Elementwise bitwise_not_plan(const at::Tensor& self) {
   TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(type, /*includeBool=*/true),
                               "\"bitwise_not\" not implemented for '", type,
                               "'");
-  if (type == at::kBool) return unary_plan<kLogicalNot>(self);
-  return binary_plan<kBitwiseXor>(self, wrap(-1));
+  if (type == at::kBool) return unary_plan(kLogicalNot, self);
+  return binary_plan(kBitwiseXor, self, wrap(-1));
 }
+
+}  // namespace
 
 at::Tensor bitwise_not(const at::Tensor& self) {
   return bitwise_not_plan(self).run();
@@ -373,7 +325,7 @@ at::Tensor& bitwise_not_out(const at::Tensor& self, at::Tensor& out) {
 // integer pow does (exact for every width).
 at::Tensor& pow_tensor_scalar_out(const at::Tensor& self,
                                   const at::Scalar& exponent, at::Tensor& out) {
-  Elementwise plan = binary_plan<kPow>(self, wrap(exponent));
+  Elementwise plan = binary_plan(kPow, self, wrap(exponent));
   const at::ScalarType dtype = plan.compute_dtype();
   if (!at::isIntegralType(dtype, /*includeBool=*/true))
     return plan.run_out(out);
@@ -401,7 +353,7 @@ at::Tensor& pow_tensor_scalar_out(const at::Tensor& self,
 at::Tensor pow_tensor_scalar(const at::Tensor& self,
                              const at::Scalar& exponent) {
   const at::ScalarType dtype =
-      binary_plan<kPow>(self, wrap(exponent)).compute_dtype();
+      binary_plan(kPow, self, wrap(exponent)).compute_dtype();
   at::Tensor out = empty_like_device(self, self.sizes(), dtype);
   return pow_tensor_scalar_out(self, exponent, out);
 }
@@ -411,13 +363,15 @@ at::Tensor& pow_tensor_scalar_(at::Tensor& self, const at::Scalar& exponent) {
 }
 
 at::Tensor pow_scalar_self(const at::Scalar& self, const at::Tensor& exponent) {
-  return binary<kPow>(wrap(self), exponent);
+  return binary(kPow, wrap(self), exponent);
 }
 
 at::Tensor& pow_scalar_self_out(const at::Scalar& self,
                                 const at::Tensor& exponent, at::Tensor& out) {
-  return binary_out<kPow>(wrap(self), exponent, out);
+  return binary_out(kPow, wrap(self), exponent, out);
 }
+
+namespace {
 
 // add and sub: out = self ± alpha * other. rsub swaps the operands of sub.
 
@@ -443,9 +397,8 @@ void check_subtraction(const at::Tensor& self, const at::Tensor& other) {
       "operator instead.");
 }
 
-template <const BinaryOp& op>
-Elementwise add_plan(const at::Tensor& self, const at::Tensor& other,
-                     const at::Scalar& alpha) {
+Elementwise add_plan(const BinaryOp& op, const at::Tensor& self,
+                     const at::Tensor& other, const at::Scalar& alpha) {
   if (op.kernel.view() == "sub") check_subtraction(self, other);
   Elementwise plan(op.kernel, op.kernel, op.result,
                    {{self}, {other, op.other}});
@@ -454,30 +407,30 @@ Elementwise add_plan(const at::Tensor& self, const at::Tensor& other,
   return plan;
 }
 
-template <const BinaryOp& op>
-at::Tensor add(const at::Tensor& self, const at::Tensor& other,
-               const at::Scalar& alpha) {
-  return add_plan<op>(self, other, alpha).run();
+}  // namespace
+
+at::Tensor add(const BinaryOp& op, const at::Tensor& self,
+               const at::Tensor& other, const at::Scalar& alpha) {
+  return add_plan(op, self, other, alpha).run();
 }
 
-template <const BinaryOp& op>
-at::Tensor& add_(at::Tensor& self, const at::Tensor& other,
+at::Tensor& add_(const BinaryOp& op, at::Tensor& self, const at::Tensor& other,
                  const at::Scalar& alpha) {
-  return add_plan<op>(self, other, alpha).run_in_place(self);
+  return add_plan(op, self, other, alpha).run_in_place(self);
 }
 
-template <const BinaryOp& op>
-at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other,
-                    const at::Scalar& alpha, at::Tensor& out) {
-  return add_plan<op>(self, other, alpha).run_out(out);
+at::Tensor& add_out(const BinaryOp& op, const at::Tensor& self,
+                    const at::Tensor& other, const at::Scalar& alpha,
+                    at::Tensor& out) {
+  return add_plan(op, self, other, alpha).run_out(out);
 }
-
-constexpr BinaryOp kAdd{"add", Result::promoted}, kSub{"sub", Result::promoted};
 
 at::Tensor rsub(const at::Tensor& self, const at::Tensor& other,
                 const at::Scalar& alpha) {
-  return add<kSub>(other, self, alpha);
+  return add(kSub, other, self, alpha);
 }
+
+namespace {
 
 // div: rounding_mode None is true division (integers divide as floats),
 // "trunc" and "floor" keep the promoted dtype.
@@ -498,6 +451,8 @@ Elementwise div_plan(const at::Tensor& self, const at::Tensor& other,
                      mode == 0 ? Result::floating : Result::promoted,
                      {{self}, {other, Pass::or_scalar}}, {int_arg(mode)});
 }
+
+}  // namespace
 
 at::Tensor div_mode_fn(const at::Tensor& self, const at::Tensor& other,
                        std::optional<c10::string_view> rounding_mode) {
@@ -528,6 +483,8 @@ at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other,
   return div_mode_out(self, other, std::nullopt, out);
 }
 
+namespace {
+
 // ---- backward ops with an extra argument (the others are BinaryOps above)
 
 Elementwise threshold_backward_plan(const at::Tensor& grad_output,
@@ -538,6 +495,8 @@ Elementwise threshold_backward_plan(const at::Tensor& grad_output,
   plan.append(scalar_arg(scalar_for(threshold, plan.compute_dtype())));
   return plan;
 }
+
+}  // namespace
 
 at::Tensor threshold_backward(const at::Tensor& grad_output,
                               const at::Tensor& self,
@@ -553,6 +512,8 @@ at::Tensor& threshold_backward_out(const at::Tensor& grad_output,
       .run_out(grad_input);
 }
 
+namespace {
+
 Elementwise gelu_backward_plan(const at::Tensor& grad_output,
                                const at::Tensor& self,
                                c10::string_view approximate) {
@@ -560,6 +521,8 @@ Elementwise gelu_backward_plan(const at::Tensor& grad_output,
                      {{grad_output}, {self}},
                      {int_arg(gelu_mode(approximate))});
 }
+
+}  // namespace
 
 at::Tensor gelu_backward(const at::Tensor& grad_output, const at::Tensor& self,
                          c10::string_view approximate) {
@@ -573,6 +536,8 @@ at::Tensor& gelu_backward_out(const at::Tensor& grad_output,
   return gelu_backward_plan(grad_output, self, approximate).run_out(grad_input);
 }
 
+namespace {
+
 // ---- where and masked_fill
 
 Elementwise where_plan(const at::Tensor& condition, const at::Tensor& self,
@@ -582,6 +547,8 @@ Elementwise where_plan(const at::Tensor& condition, const at::Tensor& self,
                       {self, Pass::or_scalar},
                       {other, Pass::or_scalar}});
 }
+
+}  // namespace
 
 at::Tensor where(const at::Tensor& condition, const at::Tensor& self,
                  const at::Tensor& other) {
@@ -612,6 +579,8 @@ at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask,
   return masked_fill_tensor_(self, mask, wrap(value));
 }
 
+namespace {
+
 // ---- clamp: scalar bounds map to the clamp kernel, tensor bounds to
 // maximum and minimum.
 
@@ -632,6 +601,8 @@ Elementwise clamp_plan(const at::Tensor& self,
   }
   return plan;
 }
+
+}  // namespace
 
 at::Tensor clamp_bounds(const at::Tensor& self,
                         const std::optional<at::Scalar>& min,
@@ -678,6 +649,8 @@ at::Tensor& clamp_max_out(const at::Tensor& self, const at::Scalar& max,
   return clamp_bounds_out(self, std::nullopt, max, out);
 }
 
+namespace {
+
 // Tensor bounds: minimum(maximum(self, min), max), an absent bound skipped;
 // the dtype promotes over self and both bounds as in torch.
 void check_bounds(const std::optional<at::Tensor>& min,
@@ -688,20 +661,22 @@ void check_bounds(const std::optional<at::Tensor>& min,
 
 bool present(const std::optional<at::Tensor>& t) { return t && t->defined(); }
 
+}  // namespace
+
 at::Tensor clamp_tensor(const at::Tensor& self,
                         const std::optional<at::Tensor>& min,
                         const std::optional<at::Tensor>& max) {
   check_bounds(min, max);
-  const at::Tensor lower = present(min) ? binary<kMaximum>(self, *min) : self;
-  return present(max) ? binary<kMinimum>(lower, *max) : lower;
+  const at::Tensor lower = present(min) ? binary(kMaximum, self, *min) : self;
+  return present(max) ? binary(kMinimum, lower, *max) : lower;
 }
 
 at::Tensor& clamp_tensor_(at::Tensor& self,
                           const std::optional<at::Tensor>& min,
                           const std::optional<at::Tensor>& max) {
   check_bounds(min, max);
-  if (present(min)) binary_<kMaximum>(self, *min);
-  if (present(max)) binary_<kMinimum>(self, *max);
+  if (present(min)) binary_(kMaximum, self, *min);
+  if (present(max)) binary_(kMinimum, self, *max);
   return self;
 }
 
@@ -710,20 +685,18 @@ at::Tensor& clamp_tensor_out(const at::Tensor& self,
                              const std::optional<at::Tensor>& max,
                              at::Tensor& out) {
   check_bounds(min, max);
-  if (!present(max)) return binary_out<kMaximum>(self, *min, out);
-  if (!present(min)) return binary_out<kMinimum>(self, *max, out);
-  return binary_out<kMinimum>(binary<kMaximum>(self, *min), *max, out);
+  if (!present(max)) return binary_out(kMaximum, self, *min, out);
+  if (!present(min)) return binary_out(kMinimum, self, *max, out);
+  return binary_out(kMinimum, binary(kMaximum, self, *min), *max, out);
 }
+
+namespace {
 
 // ---- addcmul, addcdiv: out = self + value * tensor1 (* or /) tensor2
 
-struct PointwiseOp {
-  KernelName kernel;
-};
-
-template <const PointwiseOp& op>
-Elementwise pointwise_plan(const at::Tensor& self, const at::Tensor& tensor1,
-                           const at::Tensor& tensor2, const at::Scalar& value) {
+Elementwise pointwise_plan(const PointwiseOp& op, const at::Tensor& self,
+                           const at::Tensor& tensor1, const at::Tensor& tensor2,
+                           const at::Scalar& value) {
   if (op.kernel.view() == "addcdiv") {
     TORCH_CHECK(
         !at::isIntegralType(tensor1.scalar_type(), true) ||
@@ -739,26 +712,27 @@ Elementwise pointwise_plan(const at::Tensor& self, const at::Tensor& tensor1,
   return plan;
 }
 
-template <const PointwiseOp& op>
-at::Tensor pointwise(const at::Tensor& self, const at::Tensor& tensor1,
-                     const at::Tensor& tensor2, const at::Scalar& value) {
-  return pointwise_plan<op>(self, tensor1, tensor2, value).run();
+}  // namespace
+
+at::Tensor pointwise(const PointwiseOp& op, const at::Tensor& self,
+                     const at::Tensor& tensor1, const at::Tensor& tensor2,
+                     const at::Scalar& value) {
+  return pointwise_plan(op, self, tensor1, tensor2, value).run();
 }
 
-template <const PointwiseOp& op>
-at::Tensor& pointwise_(at::Tensor& self, const at::Tensor& tensor1,
-                       const at::Tensor& tensor2, const at::Scalar& value) {
-  return pointwise_plan<op>(self, tensor1, tensor2, value).run_in_place(self);
+at::Tensor& pointwise_(const PointwiseOp& op, at::Tensor& self,
+                       const at::Tensor& tensor1, const at::Tensor& tensor2,
+                       const at::Scalar& value) {
+  return pointwise_plan(op, self, tensor1, tensor2, value).run_in_place(self);
 }
 
-template <const PointwiseOp& op>
-at::Tensor& pointwise_out(const at::Tensor& self, const at::Tensor& tensor1,
-                          const at::Tensor& tensor2, const at::Scalar& value,
-                          at::Tensor& out) {
-  return pointwise_plan<op>(self, tensor1, tensor2, value).run_out(out);
+at::Tensor& pointwise_out(const PointwiseOp& op, const at::Tensor& self,
+                          const at::Tensor& tensor1, const at::Tensor& tensor2,
+                          const at::Scalar& value, at::Tensor& out) {
+  return pointwise_plan(op, self, tensor1, tensor2, value).run_out(out);
 }
 
-constexpr PointwiseOp kAddcmul{"addcmul"}, kAddcdiv{"addcdiv"};
+namespace {
 
 // ---- lerp: out = self + weight * (end - self); torch wants one dtype.
 
@@ -774,6 +748,8 @@ Elementwise lerp_plan(const at::Tensor& self, const at::Tensor& end,
   return Elementwise("lerp", "lerp", Result::promoted,
                      {{self}, {end}, {weight, Pass::or_scalar}});
 }
+
+}  // namespace
 
 at::Tensor lerp_tensor(const at::Tensor& self, const at::Tensor& end,
                        const at::Tensor& weight) {
@@ -805,167 +781,4 @@ at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end,
   return lerp_tensor_out(self, end, wrap(weight), out);
 }
 
-// ---- registration helpers: the three forms of one op
-
-template <const UnaryOp& op>
-void impl_unary(torch::Library& m, const char* functional, const char* in_place,
-                const char* out) {
-  m.impl(functional, TORCH_FN(unary<op>));
-  m.impl(in_place, TORCH_FN(unary_<op>));
-  m.impl(out, TORCH_FN(unary_out<op>));
-}
-
-template <const BinaryOp& op>
-void impl_binary(torch::Library& m, const char* functional,
-                 const char* in_place, const char* out) {
-  m.impl(functional, TORCH_FN(binary<op>));
-  if (in_place) m.impl(in_place, TORCH_FN(binary_<op>));
-  m.impl(out, TORCH_FN(binary_out<op>));
-}
-
-template <const BinaryOp& op>
-void impl_binary_scalar(torch::Library& m, const char* functional,
-                        const char* in_place, const char* out) {
-  m.impl(functional, TORCH_FN(binary_scalar<op>));
-  m.impl(in_place, TORCH_FN(binary_scalar_<op>));
-  m.impl(out, TORCH_FN(binary_scalar_out<op>));
-}
-
-template <const BinaryOp& op>
-void impl_add(torch::Library& m, const char* functional, const char* in_place,
-              const char* out) {
-  m.impl(functional, TORCH_FN(add<op>));
-  m.impl(in_place, TORCH_FN(add_<op>));
-  m.impl(out, TORCH_FN(add_out<op>));
-}
-
-template <const PointwiseOp& op>
-void impl_pointwise(torch::Library& m, const char* functional,
-                    const char* in_place, const char* out) {
-  m.impl(functional, TORCH_FN(pointwise<op>));
-  m.impl(in_place, TORCH_FN(pointwise_<op>));
-  m.impl(out, TORCH_FN(pointwise_out<op>));
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  impl_unary<kNeg>(m, "neg", "neg_", "neg.out");
-  impl_unary<kAbs>(m, "abs", "abs_", "abs.out");
-  impl_unary<kExp>(m, "exp", "exp_", "exp.out");
-  impl_unary<kLog>(m, "log", "log_", "log.out");
-  impl_unary<kLog1p>(m, "log1p", "log1p_", "log1p.out");
-  impl_unary<kExpm1>(m, "expm1", "expm1_", "expm1.out");
-  impl_unary<kSqrt>(m, "sqrt", "sqrt_", "sqrt.out");
-  impl_unary<kRsqrt>(m, "rsqrt", "rsqrt_", "rsqrt.out");
-  impl_unary<kSin>(m, "sin", "sin_", "sin.out");
-  impl_unary<kCos>(m, "cos", "cos_", "cos.out");
-  impl_unary<kTanh>(m, "tanh", "tanh_", "tanh.out");
-  impl_unary<kSigmoid>(m, "sigmoid", "sigmoid_", "sigmoid.out");
-  impl_unary<kRelu>(m, "relu", "relu_", "relu.out");
-  impl_unary<kSilu>(m, "silu", "silu_", "silu.out");
-  impl_unary<kErf>(m, "erf", "erf_", "erf.out");
-  impl_unary<kReciprocal>(m, "reciprocal", "reciprocal_", "reciprocal.out");
-  impl_unary<kSign>(m, "sign", "sign_", "sign.out");
-  impl_unary<kFloor>(m, "floor", "floor_", "floor.out");
-  impl_unary<kCeil>(m, "ceil", "ceil_", "ceil.out");
-  impl_unary<kRound>(m, "round", "round_", "round.out");
-  impl_unary<kTrunc>(m, "trunc", "trunc_", "trunc.out");
-  // sgn is sign on real dtypes (abs's backward reaches it); hal has no complex.
-  impl_unary<kSign>(m, "sgn", "sgn_", "sgn.out");
-  impl_unary<kLogicalNot>(m, "logical_not", "logical_not_", "logical_not.out");
-  m.impl("bitwise_not", TORCH_FN(bitwise_not));
-  m.impl("bitwise_not_", TORCH_FN(bitwise_not_));
-  m.impl("bitwise_not.out", TORCH_FN(bitwise_not_out));
-  m.impl("isposinf", TORCH_FN(float_class<kIsPosInf>));
-  m.impl("isposinf.out", TORCH_FN(float_class_out<kIsPosInf>));
-  m.impl("isneginf", TORCH_FN(float_class<kIsNegInf>));
-  m.impl("isneginf.out", TORCH_FN(float_class_out<kIsNegInf>));
-  m.impl("isnan", TORCH_FN(float_class<kIsNan>));
-  m.impl("isnan.out", TORCH_FN(float_class_out<kIsNan>));
-  m.impl("gelu", TORCH_FN(gelu));
-  m.impl("gelu_", TORCH_FN(gelu_));
-  m.impl("gelu.out", TORCH_FN(gelu_out));
-
-  m.impl("threshold_backward", TORCH_FN(threshold_backward));
-  m.impl("threshold_backward.grad_input", TORCH_FN(threshold_backward_out));
-  impl_binary<kSigmoidBackward>(m, "sigmoid_backward", nullptr,
-                                "sigmoid_backward.grad_input");
-  impl_binary<kTanhBackward>(m, "tanh_backward", nullptr,
-                             "tanh_backward.grad_input");
-  impl_binary<kSiluBackward>(m, "silu_backward", nullptr,
-                             "silu_backward.grad_input");
-  m.impl("gelu_backward", TORCH_FN(gelu_backward));
-  m.impl("gelu_backward.grad_input", TORCH_FN(gelu_backward_out));
-
-  impl_add<kAdd>(m, "add.Tensor", "add_.Tensor", "add.out");
-  impl_add<kSub>(m, "sub.Tensor", "sub_.Tensor", "sub.out");
-  m.impl("rsub.Tensor", TORCH_FN(rsub));
-  impl_binary<kMul>(m, "mul.Tensor", "mul_.Tensor", "mul.out");
-  m.impl("div.Tensor", TORCH_FN(div));
-  m.impl("div_.Tensor", TORCH_FN(div_));
-  m.impl("div.out", TORCH_FN(div_out));
-  m.impl("div.Tensor_mode", TORCH_FN(div_mode_fn));
-  m.impl("div_.Tensor_mode", TORCH_FN(div_mode_));
-  m.impl("div.out_mode", TORCH_FN(div_mode_out));
-  impl_binary<kPow>(m, "pow.Tensor_Tensor", "pow_.Tensor",
-                    "pow.Tensor_Tensor_out");
-  m.impl("pow.Tensor_Scalar", TORCH_FN(pow_tensor_scalar));
-  m.impl("pow_.Scalar", TORCH_FN(pow_tensor_scalar_));
-  m.impl("pow.Tensor_Scalar_out", TORCH_FN(pow_tensor_scalar_out));
-  m.impl("pow.Scalar", TORCH_FN(pow_scalar_self));
-  m.impl("pow.Scalar_out", TORCH_FN(pow_scalar_self_out));
-  impl_binary<kMaximum>(m, "maximum", nullptr, "maximum.out");
-  impl_binary<kMinimum>(m, "minimum", nullptr, "minimum.out");
-
-  impl_binary<kEq>(m, "eq.Tensor", "eq_.Tensor", "eq.Tensor_out");
-  impl_binary_scalar<kEq>(m, "eq.Scalar", "eq_.Scalar", "eq.Scalar_out");
-  impl_binary<kNe>(m, "ne.Tensor", "ne_.Tensor", "ne.Tensor_out");
-  impl_binary_scalar<kNe>(m, "ne.Scalar", "ne_.Scalar", "ne.Scalar_out");
-  impl_binary<kLt>(m, "lt.Tensor", "lt_.Tensor", "lt.Tensor_out");
-  impl_binary_scalar<kLt>(m, "lt.Scalar", "lt_.Scalar", "lt.Scalar_out");
-  impl_binary<kLe>(m, "le.Tensor", "le_.Tensor", "le.Tensor_out");
-  impl_binary_scalar<kLe>(m, "le.Scalar", "le_.Scalar", "le.Scalar_out");
-  impl_binary<kGt>(m, "gt.Tensor", "gt_.Tensor", "gt.Tensor_out");
-  impl_binary_scalar<kGt>(m, "gt.Scalar", "gt_.Scalar", "gt.Scalar_out");
-  impl_binary<kGe>(m, "ge.Tensor", "ge_.Tensor", "ge.Tensor_out");
-  impl_binary_scalar<kGe>(m, "ge.Scalar", "ge_.Scalar", "ge.Scalar_out");
-  impl_binary<kLogicalAnd>(m, "logical_and", "logical_and_", "logical_and.out");
-  impl_binary<kLogicalOr>(m, "logical_or", "logical_or_", "logical_or.out");
-  impl_binary<kLogicalXor>(m, "logical_xor", "logical_xor_", "logical_xor.out");
-  impl_binary<kBitwiseAnd>(m, "bitwise_and.Tensor", "bitwise_and_.Tensor",
-                           "bitwise_and.Tensor_out");
-  impl_binary<kBitwiseOr>(m, "bitwise_or.Tensor", "bitwise_or_.Tensor",
-                          "bitwise_or.Tensor_out");
-  impl_binary<kBitwiseXor>(m, "bitwise_xor.Tensor", "bitwise_xor_.Tensor",
-                           "bitwise_xor.Tensor_out");
-
-  m.impl("where.self", TORCH_FN(where));
-  m.impl("where.self_out", TORCH_FN(where_out));
-  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar_));
-  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
-
-  m.impl("clamp", TORCH_FN(clamp_bounds));
-  m.impl("clamp_", TORCH_FN(clamp_bounds_));
-  m.impl("clamp.out", TORCH_FN(clamp_bounds_out));
-  m.impl("clamp.Tensor", TORCH_FN(clamp_tensor));
-  m.impl("clamp_.Tensor", TORCH_FN(clamp_tensor_));
-  m.impl("clamp.Tensor_out", TORCH_FN(clamp_tensor_out));
-  m.impl("clamp_min", TORCH_FN(clamp_min));
-  m.impl("clamp_min_", TORCH_FN(clamp_min_));
-  m.impl("clamp_min.out", TORCH_FN(clamp_min_out));
-  m.impl("clamp_max", TORCH_FN(clamp_max));
-  m.impl("clamp_max_", TORCH_FN(clamp_max_));
-  m.impl("clamp_max.out", TORCH_FN(clamp_max_out));
-
-  impl_pointwise<kAddcmul>(m, "addcmul", "addcmul_", "addcmul.out");
-  impl_pointwise<kAddcdiv>(m, "addcdiv", "addcdiv_", "addcdiv.out");
-  m.impl("lerp.Tensor", TORCH_FN(lerp_tensor));
-  m.impl("lerp_.Tensor", TORCH_FN(lerp_tensor_));
-  m.impl("lerp.Tensor_out", TORCH_FN(lerp_tensor_out));
-  m.impl("lerp.Scalar", TORCH_FN(lerp_scalar));
-  m.impl("lerp_.Scalar", TORCH_FN(lerp_scalar_));
-  m.impl("lerp.Scalar_out", TORCH_FN(lerp_scalar_out));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

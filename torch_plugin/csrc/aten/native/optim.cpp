@@ -4,20 +4,18 @@
 // tensor. Those kernels take the step count, lr and GradScaler's scale as
 // host numbers, so the tensors holding them are read back first: all of a
 // call's in one transfer, the call's one wait for the device.
+#include "aten/native/optim.hpp"
+
 #include <ATen/ops/empty.h>
-#include <torch/library.h>
 
 #include <optional>
 #include <variant>
 #include <vector>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
-
-// lr as the schemas give it: a float, or a tensor (the tensor_lr overloads).
-using Lr = std::variant<double, at::Tensor>;
 
 // What a fused step needs on the host besides its float hyperparameters.
 struct HostInputs {
@@ -106,6 +104,8 @@ void unscale(const at::Tensor& grad, const HostInputs& host) {
           int_arg(0)});
 }
 
+}  // namespace
+
 void sgd_steps(at::TensorList params, at::TensorList grads,
                at::TensorList momentum_buffers, double weight_decay,
                double momentum, const Lr& lr, double dampening, bool nesterov,
@@ -129,18 +129,6 @@ void sgd_steps(at::TensorList params, at::TensorList grads,
             float_arg(weight_decay), int_arg(nesterov), int_arg(maximize),
             int_arg(is_first_step)});
   }
-}
-
-template <typename LrArg>
-void fused_sgd(at::TensorList self, at::TensorList grads,
-               at::TensorList momentum_buffer_list, double weight_decay,
-               double momentum, LrArg lr, double dampening, bool nesterov,
-               bool maximize, bool is_first_step,
-               const std::optional<at::Tensor>& grad_scale,
-               const std::optional<at::Tensor>& found_inf) {
-  sgd_steps(self, grads, momentum_buffer_list, weight_decay, momentum, Lr(lr),
-            dampening, nesterov, maximize, is_first_step, grad_scale,
-            found_inf);
 }
 
 // The step counts are torch's state_steps, already incremented for this step.
@@ -175,31 +163,4 @@ void adam_steps(at::TensorList params, at::TensorList grads,
   }
 }
 
-// _fused_adam_ (kDecoupled false) and _fused_adamw_ (true).
-template <typename LrArg, bool kDecoupled>
-void fused_adam(at::TensorList self, at::TensorList grads,
-                at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
-                at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
-                LrArg lr, double beta1, double beta2, double weight_decay,
-                double eps, bool amsgrad, bool maximize,
-                const std::optional<at::Tensor>& grad_scale,
-                const std::optional<at::Tensor>& found_inf) {
-  adam_steps(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
-             Lr(lr), beta1, beta2, weight_decay, eps, amsgrad, maximize,
-             kDecoupled, grad_scale, found_inf);
-}
-
-using TensorLr = const at::Tensor&;
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_fused_sgd_", TORCH_FN(fused_sgd<double>));
-  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(fused_sgd<TensorLr>));
-  m.impl("_fused_adam_", TORCH_FN((fused_adam<double, false>)));
-  m.impl("_fused_adam_.tensor_lr", TORCH_FN((fused_adam<TensorLr, false>)));
-  m.impl("_fused_adamw_", TORCH_FN((fused_adam<double, true>)));
-  m.impl("_fused_adamw_.tensor_lr", TORCH_FN((fused_adam<TensorLr, true>)));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

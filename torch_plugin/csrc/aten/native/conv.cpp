@@ -14,6 +14,8 @@
 // native_batch_norm (torch 2.13), exported graphs `_batch_norm_with_update` /
 // `_batch_norm_no_update`, decompositions the `_native_batch_norm_legit`
 // family. All share one forward and one backward implementation.
+#include "aten/native/conv.hpp"
+
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <c10/util/Exception.h>
@@ -24,13 +26,11 @@
 #include <tuple>
 #include <vector>
 
-#include "aten/fallback.hpp"
-#include "aten/launch.hpp"
+#include "aten/native/fallback.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
-
-using TensorTriple = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
 // ---- convolution -----------------------------------------------------------
 
@@ -162,6 +162,8 @@ at::Tensor transposed_conv2d(const at::Tensor& input, const at::Tensor& weight,
   return out;
 }
 
+}  // namespace
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding,
@@ -256,6 +258,8 @@ TensorTriple convolution_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
+namespace {
+
 // ---- max pooling -----------------------------------------------------------
 
 // Kernel size, stride, padding and dilation of a 2-D pooling, each given by
@@ -322,6 +326,8 @@ std::vector<int64_t> pool2d_output_sizes(const at::Tensor& input,
   return sizes;
 }
 
+}  // namespace
+
 std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(
     const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
     at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
@@ -382,6 +388,8 @@ at::Tensor max_pool2d_with_indices_backward(
                                               ceil_mode, indices, grad_input);
 }
 
+namespace {
+
 // ---- batch normalization ---------------------------------------------------
 
 // Per-channel tensors follow the parameters' dtype (f32 parameters of an
@@ -428,6 +436,8 @@ TensorTriple batch_norm_forward(const at::Tensor& input,
           int_arg(training), float_arg(momentum), float_arg(eps)});
   return {out, save_mean, save_invstd};
 }
+
+}  // namespace
 
 TensorTriple native_batch_norm(const at::Tensor& input,
                                const std::optional<at::Tensor>& weight,
@@ -540,25 +550,4 @@ TensorTriple batch_norm_backward(
                                   eps, output_mask);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("convolution_overrideable", TORCH_FN(convolution));
-  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
-  m.impl("max_pool2d_with_indices", TORCH_FN(max_pool2d_with_indices));
-  m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
-  m.impl("max_pool2d_with_indices_backward",
-         TORCH_FN(max_pool2d_with_indices_backward));
-  m.impl("max_pool2d_with_indices_backward.grad_input",
-         TORCH_FN(max_pool2d_with_indices_backward_out));
-  m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
-  m.impl("native_batch_norm_backward", TORCH_FN(batch_norm_backward_impl));
-  m.impl("_native_batch_norm_legit", TORCH_FN(native_batch_norm_legit));
-  m.impl("_native_batch_norm_legit.no_stats",
-         TORCH_FN(native_batch_norm_legit_no_stats));
-  m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));
-  m.impl("_batch_norm_no_update", TORCH_FN(batch_norm_no_update));
-  m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

@@ -3,6 +3,8 @@
 // and every argument check is CPU's to the bit, then uploaded in one
 // transfer. No device data is read, so this is not a fallback; the cost is
 // one host-to-device copy of the result.
+#include "aten/native/factories.hpp"
+
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/eye.h>
@@ -12,7 +14,7 @@
 
 #include <optional>
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 // `fill_host(host)` writes the result into a CPU tensor of out's dtype
@@ -25,6 +27,8 @@ at::Tensor& computed_on_host(at::Tensor& out, FillHost fill_host) {
   out.copy_(host);
   return out;
 }
+
+}  // namespace
 
 at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end,
                        const at::Scalar& step, at::Tensor& out) {
@@ -55,14 +59,4 @@ at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& out) {
                           [&](at::Tensor& host) { at::eye_out(host, n, m); });
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("arange.start_out", TORCH_FN(arange_out));
-  m.impl("linspace.out", TORCH_FN(linspace_out));
-  m.impl("logspace.out", TORCH_FN(logspace_out));
-  m.impl("eye.out", TORCH_FN(eye_out));
-  m.impl("eye.m_out", TORCH_FN(eye_m_out));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

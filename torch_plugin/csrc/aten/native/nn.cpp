@@ -2,6 +2,8 @@
 // nll_loss_forward/nll_loss_backward (with _log_softmax, the pieces of
 // CrossEntropyLoss), and embedding_dense_backward (the weight gradient of
 // nn.Embedding, an index_add into zeros).
+#include "aten/native/nn.hpp"
+
 #include <c10/util/StringUtil.h>
 #include <torch/library.h>
 
@@ -9,9 +11,9 @@
 #include <tuple>
 #include <vector>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 void check_same_device(const char* op, const at::Tensor& self,
@@ -59,6 +61,8 @@ int64_t layer_norm_axis(const at::Tensor& input,
               input.sizes());
   return axis;
 }
+
+}  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(
     const at::Tensor& input, c10::SymIntArrayRef normalized_shape_sym,
@@ -114,6 +118,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
+namespace {
+
 // ---- nll_loss
 
 constexpr int64_t kReductionNone = 0;  // at::Reduction::None
@@ -141,6 +147,8 @@ at::Tensor nll_loss_target(const char* op, const at::Tensor& input,
               op, ": expected an integral target, got ", target.scalar_type());
   return to_dtype(target, at::kLong);
 }
+
+}  // namespace
 
 std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_out(
     const at::Tensor& self, const at::Tensor& target,
@@ -225,6 +233,8 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output,
                                grad_input);
 }
 
+namespace {
+
 // ---- embedding
 
 at::Tensor filled(const at::Tensor& like, at::IntArrayRef sizes,
@@ -233,6 +243,8 @@ at::Tensor filled(const at::Tensor& like, at::IntArrayRef sizes,
   if (t.numel() > 0) launch(t, "fill", {tensor_arg(t), scalar_arg(value)});
   return t;
 }
+
+}  // namespace
 
 // The gradient of embedding's weight: each row of grad_output added to the
 // weight row its index selected. Rows of padding_idx get none; with
@@ -286,16 +298,4 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output,
   return grad_weight;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
-  m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
-  m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
-  m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward_out));
-  m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
-  m.impl("nll_loss_backward.grad_input", TORCH_FN(nll_loss_backward_out));
-  m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

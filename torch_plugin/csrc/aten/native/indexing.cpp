@@ -5,15 +5,17 @@
 // Index values are checked by the kernels when they run: an index out of range
 // fails at the next synchronization, naming the value. Checking them here
 // would read the index on the host and so synchronize the stream.
+#include "aten/native/indexing.hpp"
+
 #include <c10/core/WrapDimMinimal.h>
-#include <torch/library.h>
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 void check_same_device(const char* op, const at::Tensor& self,
@@ -75,6 +77,8 @@ void check_gather_shapes(const char* op, const at::Tensor& self, int64_t dim,
                 " to be no larger than src ", src->sizes());
   }
 }
+
+}  // namespace
 
 // A result of self's dtype for a functional form; the out= form sizes it.
 at::Tensor new_result(const at::Tensor& self) {
@@ -194,58 +198,14 @@ void index_add_into(const at::Tensor& target, int64_t dim,
           tensor_arg(source), scalar_arg(alpha)});
 }
 
-// The three forms of an update `kUpdate(target, dim, index, source...)`:
-// on self in place, on a copy of self (functional), or on a copy in out.
-template <auto kUpdate, typename... Source>
-struct Update {
-  static at::Tensor& in_place(at::Tensor& self, int64_t dim,
-                              const at::Tensor& index, Source... source) {
-    kUpdate(self, dim, index, source...);
-    return self;
-  }
-
-  static at::Tensor& out(const at::Tensor& self, int64_t dim,
-                         const at::Tensor& index, Source... source,
-                         at::Tensor& out) {
-    return write_out(
-        out, self.sizes(), self.scalar_type(), [&](const at::Tensor& result) {
-          launch(result, "copy", {tensor_arg(result), tensor_arg(self)});
-          kUpdate(result, dim, index, source...);
-        });
-  }
-
-  static at::Tensor functional(const at::Tensor& self, int64_t dim,
-                               const at::Tensor& index, Source... source) {
-    at::Tensor result = new_result(self);
-    return out(self, dim, index, source..., result);
-  }
-};
-
-using ScatterSrc = Update<scatter_src_into, const at::Tensor&>;
-using ScatterValue = Update<scatter_value_into, const at::Scalar&>;
-using ScatterAdd = Update<scatter_add_into, const at::Tensor&>;
-using IndexAdd = Update<index_add_into, const at::Tensor&, const at::Scalar&>;
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_select", TORCH_FN(index_select));
-  m.impl("index_select.out", TORCH_FN(index_select_out));
-  m.impl("gather", TORCH_FN(gather));
-  m.impl("gather.out", TORCH_FN(gather_out));
-
-  m.impl("scatter.src", TORCH_FN(ScatterSrc::functional));
-  m.impl("scatter_.src", TORCH_FN(ScatterSrc::in_place));
-  m.impl("scatter.src_out", TORCH_FN(ScatterSrc::out));
-  m.impl("scatter.value", TORCH_FN(ScatterValue::functional));
-  m.impl("scatter_.value", TORCH_FN(ScatterValue::in_place));
-  m.impl("scatter.value_out", TORCH_FN(ScatterValue::out));
-  m.impl("scatter_add", TORCH_FN(ScatterAdd::functional));
-  m.impl("scatter_add_", TORCH_FN(ScatterAdd::in_place));
-  m.impl("scatter_add.out", TORCH_FN(ScatterAdd::out));
-  m.impl("index_add", TORCH_FN(IndexAdd::functional));
-  m.impl("index_add_", TORCH_FN(IndexAdd::in_place));
-  m.impl("index_add.out", TORCH_FN(IndexAdd::out));
+at::Tensor& updated_copy_out(
+    const at::Tensor& self, at::Tensor& out,
+    const std::function<void(const at::Tensor&)>& update) {
+  return write_out(
+      out, self.sizes(), self.scalar_type(), [&](const at::Tensor& result) {
+        launch(result, "copy", {tensor_arg(result), tensor_arg(self)});
+        update(result);
+      });
 }
 
-}  // namespace torch_hal
+}  // namespace torch_hal::native

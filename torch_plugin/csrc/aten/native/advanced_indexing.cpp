@@ -17,6 +17,8 @@
 // indexing with no index tensor go to the CPU fallback. Which of several
 // writes to one element wins (duplicate indices, no accumulation) is
 // unspecified, as on CUDA.
+#include "aten/native/advanced_indexing.hpp"
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorUtils.h>
@@ -35,13 +37,11 @@
 #include <optional>
 #include <vector>
 
-#include "aten/fallback.hpp"
-#include "aten/launch.hpp"
+#include "aten/native/fallback.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
-
-using IndexList = c10::List<std::optional<at::Tensor>>;
 
 struct IndexedDim {
   int64_t dim;
@@ -148,6 +148,8 @@ Flattened indexed_dims_first(const at::Tensor& self,
   }
   return {self.permute(order), flat_sizes};
 }
+
+}  // namespace
 
 at::Tensor& index_out(const at::Tensor& self, const IndexList& indices,
                       at::Tensor& out) {
@@ -276,12 +278,4 @@ at::Tensor index(const at::Tensor& self, const IndexList& indices) {
   return index_out(self, indices, out);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index.Tensor", TORCH_FN(index));
-  m.impl("index.Tensor_out", TORCH_FN(index_out));
-  m.impl("_index_put_impl_", TORCH_FN(index_put));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

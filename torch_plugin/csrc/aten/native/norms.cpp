@@ -4,6 +4,8 @@
 // squares (order 2), amax/amin (orders +-inf), a count of nonzeros (order 0),
 // else (sum |x|^p)^(1/p). The sum kernel accumulates in double; float16
 // and bfloat16 inputs are computed in float32.
+#include "aten/native/norms.hpp"
+
 #include <ATen/ops/abs.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/amin.h>
@@ -20,11 +22,9 @@
 #include <optional>
 #include <vector>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
-namespace {
-
+namespace torch_hal::native {
 at::Tensor& vector_norm_out(const at::Tensor& self,
                             const at::Scalar& scalar_ord,
                             at::OptionalIntArrayRef dim, bool keepdim,
@@ -82,11 +82,4 @@ at::Tensor vector_norm(const at::Tensor& self, const at::Scalar& ord,
   return vector_norm_out(self, ord, dim, keepdim, dtype, out);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("linalg_vector_norm", TORCH_FN(vector_norm));
-  m.impl("linalg_vector_norm.out", TORCH_FN(vector_norm_out));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

@@ -7,6 +7,8 @@
 // views; vectors become [n, 1] / [1, n] views of rank 2. Composite ops
 // (linear, matmul, mv, einsum...) reach these by themselves. Each op is
 // written once as its out= form; the functional and in-place forms wrap it.
+#include "aten/native/linalg.hpp"
+
 #include <ATen/SDPBackend.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -14,9 +16,9 @@
 #include <optional>
 #include <vector>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 // The functional form of an out= implementation: `out_fn(args..., out)`
@@ -90,6 +92,8 @@ at::Tensor& add_product_out(const char* op, const at::Tensor& self,
             tensor_arg(a), tensor_arg(b), scalar_arg(beta), scalar_arg(alpha)});
   });
 }
+
+}  // namespace
 
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2,
                    at::Tensor& out) {
@@ -211,24 +215,4 @@ int64_t fused_sdp_choice(const at::Tensor& /*query*/, const at::Tensor& /*key*/,
   return static_cast<int64_t>(at::SDPBackend::math);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mm", TORCH_FN(mm));
-  m.impl("mm.out", TORCH_FN(mm_out));
-  m.impl("bmm", TORCH_FN(bmm));
-  m.impl("bmm.out", TORCH_FN(bmm_out));
-  m.impl("addmm", TORCH_FN(addmm));
-  m.impl("addmm_", TORCH_FN(addmm_));
-  m.impl("addmm.out", TORCH_FN(addmm_out));
-  m.impl("baddbmm", TORCH_FN(baddbmm));
-  m.impl("baddbmm_", TORCH_FN(baddbmm_));
-  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
-  m.impl("addmv", TORCH_FN(addmv));
-  m.impl("addmv_", TORCH_FN(addmv_));
-  m.impl("addmv.out", TORCH_FN(addmv_out));
-  m.impl("dot", TORCH_FN(dot));
-  m.impl("_fused_sdp_choice", TORCH_FN(fused_sdp_choice));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

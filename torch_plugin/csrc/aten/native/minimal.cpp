@@ -10,6 +10,8 @@
 // view_as_real shows): copies and fills handle them here, so any op without a
 // hal kernel runs on them through the CPU fallback. The kernels have no
 // complex dtype, so an op with a hal kernel refuses them by name.
+#include "aten/native/minimal.hpp"
+
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/CachingHostAllocator.h>
 #include <ATen/ops/_copy_from.h>
@@ -28,12 +30,12 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 #include "hal/status.hpp"
 #include "runtime/allocator.hpp"
 #include "runtime/context.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 constexpr c10::DispatchKeySet kHalKeys(c10::DispatchKey::PrivateUse1);
@@ -44,6 +46,8 @@ void check_options(std::optional<c10::Layout> layout, std::optional<bool> pin) {
   TORCH_CHECK(!c10::pinned_memory_or_default(pin),
               "only CPU tensors can be pinned");
 }
+
+}  // namespace
 
 at::Tensor empty_memory_format(at::IntArrayRef size,
                                std::optional<at::ScalarType> dtype,
@@ -123,6 +127,8 @@ at::Tensor& set_empty(at::Tensor& self) {
                     c10::GetAllocator(c10::kPrivateUse1), /*resizable=*/true);
   return at::native::set_storage_cpu_(self, std::move(empty), 0, {0}, {});
 }
+
+namespace {
 
 const hal::Stream& stream_of(const at::Tensor& hal_tensor) {
   return hal_stream(current_stream(hal_tensor.device().index()));
@@ -247,6 +253,8 @@ void copy_hal_to_cpu(const at::Tensor& src, const at::Tensor& dst,
   if (!direct) const_cast<at::Tensor&>(dst).copy_(target);
 }
 
+}  // namespace
+
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst,
                      bool non_blocking) {
   if (dst.numel() == 0) return dst;
@@ -347,6 +355,8 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
 
 at::Tensor& zero(at::Tensor& self) { return fill_scalar(self, 0); }
 
+namespace {
+
 // nn.Module._apply (behind .to("hal"), .cpu(), to_empty) keeps a Parameter
 // object, and so tied weights and an optimizer's references, only when the
 // old and the new tensor have compatible shallow-copy types; otherwise it
@@ -362,6 +372,8 @@ bool is_dense_cpu_or_hal(const at::Tensor& t) {
                                   c10::BackendComponent::PrivateUse1Bit}));
 }
 
+}  // namespace
+
 bool has_compatible_shallow_copy_type(const at::Tensor& self,
                                       const at::Tensor& from) {
   return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(
@@ -376,36 +388,7 @@ void record_stream(at::Tensor& self, c10::Stream stream) {
       ->recordStream(self.storage().data_ptr(), stream);
 }
 
-}  // namespace
-
 // Only backends that copy through _copy_from (hal here; CPU copies do not)
 // reach this kernel.
-TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
-  m.impl("_copy_from", TORCH_FN(copy_from_conjugate));
-}
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
-  m.impl("empty_strided", TORCH_FN(empty_strided));
-  m.impl("as_strided", TORCH_FN(as_strided));
-  m.impl("view", TORCH_FN(view));
-  m.impl("_reshape_alias", TORCH_FN(reshape_alias));
-  m.impl("resize_", TORCH_FN(resize));
-  m.impl("set_.source_Storage", TORCH_FN(set_storage));
-  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset));
-  m.impl("set_.source_Tensor", TORCH_FN(set_tensor));
-  m.impl("set_", TORCH_FN(set_empty));
-  m.impl("_copy_from", TORCH_FN(copy_from));
-  m.impl("conj_physical.out", TORCH_FN(conj_physical_out));
-  m.impl("conj_physical_", TORCH_FN(conj_physical_in_place));
-  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
-  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
-  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
-  m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
-  m.impl("zero_", TORCH_FN(zero));
-  m.impl("record_stream", TORCH_FN(record_stream));
-  m.impl("_has_compatible_shallow_copy_type",
-         TORCH_FN(has_compatible_shallow_copy_type));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

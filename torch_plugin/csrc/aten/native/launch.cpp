@@ -1,4 +1,4 @@
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>

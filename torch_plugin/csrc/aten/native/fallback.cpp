@@ -1,4 +1,4 @@
-#include "aten/fallback.hpp"
+#include "aten/native/fallback.hpp"
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/CPUFallback.h>
@@ -107,10 +107,6 @@ void reset_fallback_counts() {
   Counts& c = counts();
   std::lock_guard lock(c.mutex);
   c.by_op.clear();
-}
-
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&fall_back_to_cpu>());
 }
 
 }  // namespace torch_hal

@@ -5,6 +5,8 @@
 // and launches one counter-based kernel, so a seed gives the same numbers on
 // every driver. rand, randn, their _like forms, normal(mean, std, size) and the
 // functional bernoulli are torch composites of these (empty + the in-place op).
+#include "aten/native/random.hpp"
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/empty.h>
@@ -19,14 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "aten/fallback.hpp"
-#include "aten/launch.hpp"
+#include "aten/native/fallback.hpp"
+#include "aten/native/launch.hpp"
 #include "runtime/generator.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
-
-using Generator = std::optional<at::Generator>;
 
 // Launches random kernel `name` filling `out`, with `params` after the seed
 // and offset; out's numbers are reserved from `gen` (or the device's default
@@ -54,6 +54,8 @@ at::Tensor operand_like(const at::Tensor& t, const at::Tensor& out) {
   return t.to(out.device(), out.scalar_type()).expand(out.sizes());
 }
 
+}  // namespace
+
 at::Tensor& uniform(at::Tensor& self, double from, double to, Generator gen) {
   check_floating(self, "uniform_");
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, ",
@@ -64,6 +66,8 @@ at::Tensor& uniform(at::Tensor& self, double from, double to, Generator gen) {
   draw(self, "uniform", gen, {float_arg(from), float_arg(to)});
   return self;
 }
+
+namespace {
 
 // The range of values `type` holds exactly, for random_'s bounds: an
 // integer type's own, 2^digits either side for a floating one.
@@ -93,6 +97,8 @@ std::pair<int64_t, int64_t> exact_range(at::ScalarType type) {
               std::numeric_limits<int64_t>::max()};
   }
 }
+
+}  // namespace
 
 // random_(from, to): integers uniform in [from, to), from + floor(U * range)
 // of the uniform kernel's 24-bit unit value U, computed in double, where it
@@ -150,6 +156,8 @@ at::Tensor& normal(at::Tensor& self, double mean, double std, Generator gen) {
   return self;
 }
 
+namespace {
+
 // torch checks a std tensor on the host (normal's std.min() >= 0), so this
 // waits for the device once.
 void check_std_nonnegative(const at::Tensor& std) {
@@ -204,6 +212,8 @@ at::Tensor& normal_tensors_out(const at::Tensor& mean, double mean_value,
       });
 }
 
+}  // namespace
+
 at::Tensor& normal_tensor_float_out(const at::Tensor& mean, double std,
                                     Generator gen, at::Tensor& out) {
   return normal_tensors_out(mean, 0.0, at::Tensor(), std, gen, out);
@@ -241,6 +251,8 @@ at::Tensor normal_tensor_tensor(const at::Tensor& mean, const at::Tensor& std,
   return normal_tensor_tensor_out(mean, std, std::move(gen), out);
 }
 
+namespace {
+
 // Writes 1 with probability p, else 0, into `self`; `p` is a scalar argument
 // or a tensor of self's sizes. The kernel writes floating and bool tensors;
 // other dtypes receive a bool draw converted.
@@ -254,6 +266,8 @@ void bernoulli_into(const at::Tensor& self, hal_arg p, const Generator& gen) {
     launch(self, "copy", {tensor_arg(self), tensor_arg(target)});
   }
 }
+
+}  // namespace
 
 at::Tensor& bernoulli_scalar(at::Tensor& self, double p, Generator gen) {
   TORCH_CHECK(0.0 <= p && p <= 1.0,
@@ -334,24 +348,4 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output,
   return grad_input;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("uniform_", TORCH_FN(uniform));
-  m.impl("random_.from", TORCH_FN(random_from_to));
-  m.impl("random_.to", TORCH_FN(random_to));
-  m.impl("normal_", TORCH_FN(normal));
-  m.impl("normal.Tensor_float", TORCH_FN(normal_tensor_float));
-  m.impl("normal.Tensor_float_out", TORCH_FN(normal_tensor_float_out));
-  m.impl("normal.float_Tensor", TORCH_FN(normal_float_tensor));
-  m.impl("normal.float_Tensor_out", TORCH_FN(normal_float_tensor_out));
-  m.impl("normal.Tensor_Tensor", TORCH_FN(normal_tensor_tensor));
-  m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tensor_tensor_out));
-  m.impl("bernoulli_.float", TORCH_FN(bernoulli_scalar));
-  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor));
-  m.impl("bernoulli.out", TORCH_FN(bernoulli_out));
-  m.impl("native_dropout", TORCH_FN(native_dropout));
-  m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

@@ -3,6 +3,8 @@
 // slice of the result), roll (two copies per dim), flip (one copy from a view
 // with negated strides, which HAL tensors allow and torch views do not), and
 // tril/triu (where over a mask compared from row and column indices).
+#include "aten/native/shape.hpp"
+
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/TypeProperties.h>
@@ -13,15 +15,14 @@
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 #include <c10/util/SmallVector.h>
-#include <torch/library.h>
 
 #include <array>
 #include <bitset>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 #include "hal/kernel.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 // torch.cat skips 1-D empty inputs whatever the other inputs' shapes.
@@ -80,6 +81,8 @@ at::Tensor& cat_into(const std::vector<at::Tensor>& inputs, int64_t dim,
   }
   return out;
 }
+
+}  // namespace
 
 at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim,
                     at::Tensor& out) {
@@ -177,10 +180,6 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   return out;
 }
 
-// tril keeps (row, col) where col - row <= diagonal, triu where
-// col - row >= diagonal; the rest is zero.
-enum class Triangle { lower, upper };
-
 at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal,
                          Triangle part, at::Tensor& out) {
   TORCH_CHECK(self.dim() >= 2, part == Triangle::lower ? "tril" : "triu",
@@ -200,36 +199,9 @@ at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal,
   return at::where_out(out, keep, self, zero);
 }
 
-template <Triangle part>
-at::Tensor triangle(const at::Tensor& self, int64_t diagonal) {
+at::Tensor triangle(const at::Tensor& self, int64_t diagonal, Triangle part) {
   at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
   return triangle_out(self, diagonal, part, out);
 }
 
-template <Triangle part>
-at::Tensor& triangle_(at::Tensor& self, int64_t diagonal) {
-  return triangle_out(self, diagonal, part, self);
-}
-
-template <Triangle part>
-at::Tensor& triangle_out_of(const at::Tensor& self, int64_t diagonal,
-                            at::Tensor& out) {
-  return triangle_out(self, diagonal, part, out);
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cat", TORCH_FN(cat));
-  m.impl("cat.out", TORCH_FN(cat_out));
-  m.impl("flip", TORCH_FN(flip));
-  m.impl("roll", TORCH_FN(roll));
-  m.impl("tril", TORCH_FN(triangle<Triangle::lower>));
-  m.impl("tril_", TORCH_FN(triangle_<Triangle::lower>));
-  m.impl("tril.out", TORCH_FN(triangle_out_of<Triangle::lower>));
-  m.impl("triu", TORCH_FN(triangle<Triangle::upper>));
-  m.impl("triu_", TORCH_FN(triangle_<Triangle::upper>));
-  m.impl("triu.out", TORCH_FN(triangle_out_of<Triangle::upper>));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

@@ -1,6 +1,8 @@
 // Elementwise ops of the hal backend composed from other elementwise ops
 // (each one kernel per step): hardtanh is clamp, as on CPU; its backward and
 // fmax/fmin are selections (where) over comparisons.
+#include "aten/native/elementwise_composed.hpp"
+
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/ge.h>
@@ -11,9 +13,8 @@
 #include <ATen/ops/minimum.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/where.h>
-#include <torch/library.h>
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
 
 // CPU's hardtanh keeps self's dtype: on an integer tensor the bounds are
@@ -23,6 +24,8 @@ at::Scalar bound_for(const at::Tensor& self, const at::Scalar& bound) {
              ? at::Scalar(bound.toLong())
              : bound;
 }
+
+}  // namespace
 
 at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& min,
                          const at::Scalar& max, at::Tensor& out) {
@@ -61,13 +64,8 @@ at::Tensor& hardtanh_backward_out(const at::Tensor& grad_output,
                        grad_output);
 }
 
-// fmax/fmin are maximum/minimum that prefer a number to a NaN: the result is
-// NaN only where both are.
-enum class Extremum { max, min };
-
-template <Extremum kind>
-at::Tensor& nan_ignoring_out(const at::Tensor& self, const at::Tensor& other,
-                             at::Tensor& out) {
+at::Tensor& nan_ignoring_out(Extremum kind, const at::Tensor& self,
+                             const at::Tensor& other, at::Tensor& out) {
   const at::Tensor extremum = kind == Extremum::max ? at::maximum(self, other)
                                                     : at::minimum(self, other);
   const at::Tensor unless_self_nan =
@@ -75,8 +73,8 @@ at::Tensor& nan_ignoring_out(const at::Tensor& self, const at::Tensor& other,
   return at::where_out(out, at::isnan(other), self, unless_self_nan);
 }
 
-template <Extremum kind>
-at::Tensor nan_ignoring(const at::Tensor& self, const at::Tensor& other) {
+at::Tensor nan_ignoring(Extremum kind, const at::Tensor& self,
+                        const at::Tensor& other) {
   const at::Tensor extremum = kind == Extremum::max ? at::maximum(self, other)
                                                     : at::minimum(self, other);
   const at::Tensor unless_self_nan =
@@ -85,18 +83,4 @@ at::Tensor nan_ignoring(const at::Tensor& self, const at::Tensor& other) {
       .to(extremum.scalar_type());
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("hardtanh", TORCH_FN(hardtanh));
-  m.impl("hardtanh_", TORCH_FN(hardtanh_));
-  m.impl("hardtanh.out", TORCH_FN(hardtanh_out));
-  m.impl("hardtanh_backward", TORCH_FN(hardtanh_backward));
-  m.impl("hardtanh_backward.grad_input", TORCH_FN(hardtanh_backward_out));
-  m.impl("fmax", TORCH_FN(nan_ignoring<Extremum::max>));
-  m.impl("fmax.out", TORCH_FN(nan_ignoring_out<Extremum::max>));
-  m.impl("fmin", TORCH_FN(nan_ignoring<Extremum::min>));
-  m.impl("fmin.out", TORCH_FN(nan_ignoring_out<Extremum::min>));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native

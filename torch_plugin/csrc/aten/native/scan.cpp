@@ -9,18 +9,17 @@
 // where the device has it (CPU accumulates float scans in double too) and are
 // rounded once into the result. The tree order of the additions can differ
 // from CPU's sequential order in the last bits of a double.
+#include "aten/native/scan.hpp"
+
 #include <c10/core/WrapDimMinimal.h>
-#include <torch/library.h>
 
 #include <optional>
 #include <utility>
 
-#include "aten/launch.hpp"
+#include "aten/native/launch.hpp"
 
-namespace torch_hal {
+namespace torch_hal::native {
 namespace {
-
-enum class Scan { sum, product };
 
 // torch's result dtype: the requested one, else int64 for integers and bool,
 // else the input's.
@@ -49,8 +48,10 @@ void combine(Scan scan, const at::Tensor& out, const at::Tensor& a,
   }
 }
 
+}  // namespace
+
 at::Tensor& scan_out(const at::Tensor& self, int64_t dim,
-                     std::optional<at::ScalarType> dtype, Scan scan,
+                     std::optional<at::ScalarType> dtype, Scan kind,
                      at::Tensor& out) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const at::ScalarType result_dtype = scan_result_dtype(self, dtype);
@@ -71,7 +72,7 @@ at::Tensor& scan_out(const at::Tensor& self, int64_t dim,
             launch(
                 next, "copy",
                 {tensor_arg(done), tensor_arg(current.narrow(dim, 0, shift))});
-            combine(scan, next.narrow(dim, shift, length - shift),
+            combine(kind, next.narrow(dim, shift, length - shift),
                     current.narrow(dim, shift, length - shift),
                     current.narrow(dim, 0, length - shift));
             std::swap(current, next);
@@ -81,35 +82,11 @@ at::Tensor& scan_out(const at::Tensor& self, int64_t dim,
       });
 }
 
-template <Scan scan>
-at::Tensor scan_fn(const at::Tensor& self, int64_t dim,
-                   std::optional<at::ScalarType> dtype) {
+at::Tensor scan(const at::Tensor& self, int64_t dim,
+                std::optional<at::ScalarType> dtype, Scan kind) {
   at::Tensor out =
       empty_like_device(self, self.sizes(), scan_result_dtype(self, dtype));
-  return scan_out(self, dim, dtype, scan, out);
+  return scan_out(self, dim, dtype, kind, out);
 }
 
-template <Scan scan>
-at::Tensor& scan_in_place(at::Tensor& self, int64_t dim,
-                          std::optional<at::ScalarType> dtype) {
-  return scan_out(self, dim, dtype, scan, self);
-}
-
-template <Scan scan>
-at::Tensor& scan_out_of(const at::Tensor& self, int64_t dim,
-                        std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  return scan_out(self, dim, dtype, scan, out);
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cumsum", TORCH_FN(scan_fn<Scan::sum>));
-  m.impl("cumsum_", TORCH_FN(scan_in_place<Scan::sum>));
-  m.impl("cumsum.out", TORCH_FN(scan_out_of<Scan::sum>));
-  m.impl("cumprod", TORCH_FN(scan_fn<Scan::product>));
-  m.impl("cumprod_", TORCH_FN(scan_in_place<Scan::product>));
-  m.impl("cumprod.out", TORCH_FN(scan_out_of<Scan::product>));
-}
-
-}  // namespace torch_hal
+}  // namespace torch_hal::native
