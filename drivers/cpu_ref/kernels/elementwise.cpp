@@ -9,8 +9,9 @@ namespace cpu_ref {
 KernelList elementwise_kernels() {
   static const std::vector<const KernelDef*> kKernels = [] {
     std::vector<const KernelDef*> kernels = {&kFillKernel, &kCopyKernel};
-    for (KernelList part :
-         {unary_kernels(), binary_kernels(), ternary_kernels()}) {
+    for (KernelList part : {unary_numeric_kernels(), unary_float_kernels(),
+                            unary_backward_kernels(), binary_numeric_kernels(),
+                            binary_predicate_kernels(), ternary_kernels()}) {
       kernels.insert(kernels.end(), part.begin(), part.end());
     }
     return kernels;

@@ -1,7 +1,7 @@
 // The elementwise family's engine: one strided, multithreaded map from
 // input elements (tensors, or scalars broadcast to the output's shape) to
-// one output, shared by every unary, binary and ternary kernel (unary.cpp,
-// binary.cpp, ternary.cpp). A kernel is a functor over the math type
+// one output, shared by every unary, binary and ternary kernel (unary_*.cpp,
+// binary_*.cpp, ternary.cpp). A kernel is a functor over the math type
 // Math<T> plus its validation; the engine loads, widens, calls and stores.
 //
 // Inputs that overlap the output other than exactly (same data, same
@@ -31,8 +31,11 @@ namespace cpu_ref {
 // them with fill and copy).
 extern const KernelDef kFillKernel;
 extern const KernelDef kCopyKernel;
-KernelList unary_kernels();
-KernelList binary_kernels();
+KernelList unary_numeric_kernels();
+KernelList unary_float_kernels();
+KernelList unary_backward_kernels();
+KernelList binary_numeric_kernels();
+KernelList binary_predicate_kernels();
 KernelList ternary_kernels();
 
 // The type elementwise arithmetic runs in: the float compute type for
