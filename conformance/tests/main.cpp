@@ -1,7 +1,7 @@
 // hal-conformance: runs the conformance suite against one driver.
 //
 //   hal-conformance [--driver NAME|PATH] [--device N] [--leak-report FILE]
-//                   [--print-properties] [gtest flags]
+//                   [--print-properties] [--shards N] [gtest flags]
 //
 // The driver defaults to $HAL_DRIVER, then cpu_ref (hal::Runtime::open); it
 // is opened once, and every test runs against device N (default 0). Under
@@ -10,8 +10,13 @@
 // --print-properties prints each test's recorded properties (the kernels'
 // worst errors) as it ends, so that hal-certify has them even when a later
 // test crashes before GoogleTest writes its JSON output.
+// --shards N runs one shard in N of the selected tests, the one that
+// $HAL_TEST_ROTATION selects (its value modulo N; scripts/test sets it to the
+// commit count, so N consecutive commits run every test); without
+// HAL_TEST_ROTATION every selected test runs.
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -27,6 +32,7 @@ struct Options {
   int device = 0;
   std::string leak_report;  // empty: none written
   bool print_properties = false;
+  int shards = 1;
 };
 
 // "[ PROPERTY ] Suite.Test key=value", one line per recorded property.
@@ -53,19 +59,20 @@ bool is_flag(std::string_view arg, std::string_view flag) {
          (arg.size() == flag.size() || arg[flag.size()] == '=');
 }
 
-// Takes --driver, --device and --leak-report out of argv (either "--flag
-// value" or "--flag=value"), leaving the rest for GoogleTest.
+// Takes --driver, --device, --leak-report and --shards out of argv (either
+// "--flag value" or "--flag=value"), leaving the rest for GoogleTest.
 bool take_options(int* argc, char** argv, Options* options) {
   int kept = 1;
   for (int i = 1; i < *argc; ++i) {
     const std::string_view arg = argv[i];
     const bool driver = is_flag(arg, "--driver");
     const bool leak_report = is_flag(arg, "--leak-report");
+    const bool shards = is_flag(arg, "--shards");
     if (arg == "--print-properties") {
       options->print_properties = true;
       continue;
     }
-    if (!driver && !leak_report && !is_flag(arg, "--device")) {
+    if (!driver && !leak_report && !shards && !is_flag(arg, "--device")) {
       argv[kept++] = argv[i];
       continue;
     }
@@ -82,6 +89,12 @@ bool take_options(int* argc, char** argv, Options* options) {
       options->driver = value;
     } else if (leak_report) {
       options->leak_report = value;
+    } else if (shards) {
+      if (!parse_ordinal(value, &options->shards) || options->shards == 0) {
+        std::fprintf(stderr, "hal-conformance: bad shard count '%.*s'\n",
+                     static_cast<int>(value.size()), value.data());
+        return false;
+      }
     } else if (!parse_ordinal(value, &options->device)) {
       std::fprintf(stderr, "hal-conformance: bad device ordinal '%.*s'\n",
                    static_cast<int>(value.size()), value.data());
@@ -93,12 +106,32 @@ bool take_options(int* argc, char** argv, Options* options) {
   return true;
 }
 
+// GoogleTest's own sharding, set up before RUN_ALL_TESTS reads it.
+bool select_shard(int shards) {
+  const char* rotation_text = std::getenv("HAL_TEST_ROTATION");
+  if (shards == 1 || rotation_text == nullptr) return true;
+  int rotation = 0;
+  if (!parse_ordinal(rotation_text, &rotation)) {
+    std::fprintf(stderr, "hal-conformance: bad HAL_TEST_ROTATION '%s'\n",
+                 rotation_text);
+    return false;
+  }
+  const std::string index = std::to_string(rotation % shards);
+  const std::string total = std::to_string(shards);
+  setenv("GTEST_SHARD_INDEX", index.c_str(), 1);
+  setenv("GTEST_TOTAL_SHARDS", total.c_str(), 1);
+  std::printf("hal-conformance: shard %d of %d (HAL_TEST_ROTATION=%s)\n",
+              rotation % shards + 1, shards, rotation_text);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options;
   if (!take_options(&argc, argv, &options)) return 2;
   ::testing::InitGoogleTest(&argc, argv);
+  if (!GTEST_FLAG_GET(list_tests) && !select_shard(options.shards)) return 2;
   // Listing the tests (hal-certify hashes the list) needs no driver.
   if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
 

@@ -16,7 +16,9 @@ HAL_STRICT=1 requires); the counts of both are printed at the end of the run.
 Tests that differ from CPU for a known reason are listed in
 KNOWN_DIFFERENCE_PATTERNS and skipped with the reason when they fail, and fail
 when they pass, so that a new difference, and an old one fixed, both show. HAL_DEVICE_GENERIC_SHARD=i/n runs every n-th op
-starting at i (the ops split evenly across n runs).
+starting at i (the ops split evenly across n runs); i = r takes the shard
+that $HAL_TEST_ROTATION selects (its value modulo n; scripts/test sets it to
+the commit count), and every op when it is unset.
 """
 import os
 import re
@@ -82,8 +84,14 @@ def _shard(ops_list):
     spec = os.environ.get("HAL_DEVICE_GENERIC_SHARD")
     if not spec:
         return ops_list
-    index, count = (int(n) for n in spec.split("/"))
-    return ops_list[index::count]
+    index, count = spec.split("/")
+    count = int(count)
+    if index == "r":
+        rotation = os.environ.get("HAL_TEST_ROTATION")
+        if rotation is None:
+            return ops_list
+        index = int(rotation) % count
+    return ops_list[int(index)::count]
 
 
 DETERMINISTIC_OPS = _shard([op for op in op_db if op.name not in NONDETERMINISTIC])

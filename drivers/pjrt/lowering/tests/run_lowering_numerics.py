@@ -220,6 +220,11 @@ def main():
     parser.add_argument("--family", action="append",
                         help="only this family (repeatable; 'transfer': the "
                         "transfer programs); default every kernel family")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="run one kernel in N, the shard that "
+                        "$HAL_TEST_ROTATION selects (its value modulo N; "
+                        "scripts/test sets it to the commit count); every "
+                        "kernel when it is unset")
     parser.add_argument("kernels", nargs="*", help="only these kernels")
     args = parser.parse_args()
 
@@ -230,6 +235,12 @@ def main():
         k for f in families
         for k in (["--transfers"] if f == "transfer"
                   else family_kernels(args.table_dir, f))]
+    rotation = os.environ.get("HAL_TEST_ROTATION")
+    if args.shards > 1 and rotation is not None:
+        shard = int(rotation) % args.shards
+        kernels = kernels[shard::args.shards]
+        print(f"shard {shard + 1} of {args.shards} (HAL_TEST_ROTATION="
+              f"{rotation}): {', '.join(kernels)}\n", flush=True)
     runner = Runner()
     counts = collections.defaultdict(collections.Counter)
     required = collections.Counter()
