@@ -116,12 +116,11 @@ bool select_shard(int shards) {
                  rotation_text);
     return false;
   }
-  const std::string index = std::to_string(rotation % shards);
-  const std::string total = std::to_string(shards);
-  setenv("GTEST_SHARD_INDEX", index.c_str(), 1);
-  setenv("GTEST_TOTAL_SHARDS", total.c_str(), 1);
+  const int shard = rotation % shards;
+  setenv("GTEST_SHARD_INDEX", std::to_string(shard).c_str(), 1);
+  setenv("GTEST_TOTAL_SHARDS", std::to_string(shards).c_str(), 1);
   std::printf("hal-conformance: shard %d of %d (HAL_TEST_ROTATION=%s)\n",
-              rotation % shards + 1, shards, rotation_text);
+              shard + 1, shards, rotation_text);
   return true;
 }
 
@@ -131,9 +130,10 @@ int main(int argc, char** argv) {
   Options options;
   if (!take_options(&argc, argv, &options)) return 2;
   ::testing::InitGoogleTest(&argc, argv);
-  if (!GTEST_FLAG_GET(list_tests) && !select_shard(options.shards)) return 2;
-  // Listing the tests (hal-certify hashes the list) needs no driver.
+  // Listing the tests (hal-certify hashes the list) needs no driver, and
+  // lists them all.
   if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
+  if (!select_shard(options.shards)) return 2;
 
   if (options.print_properties) {
     ::testing::UnitTest::GetInstance()->listeners().Append(new PropertyPrinter);

@@ -14,7 +14,10 @@
 # the build reruns the variant when any of them changes.
 cmake_minimum_required(VERSION 3.25)
 
-set(_flags --target-env=vulkan1.2 -O -fshader-stage=comp -I ${INCLUDE_DIR})
+# The flags every variant shares; the key hashes them (the -I folder is this
+# checkout's own and stays out).
+set(_shared_flags --target-env=vulkan1.2 -O -fshader-stage=comp)
+set(_flags ${_shared_flags} -I ${INCLUDE_DIR})
 string(REPLACE "|" ";" _defines "${DEFINES}")
 foreach(_define IN LISTS _defines)
   list(APPEND _flags -D${_define})
@@ -44,7 +47,7 @@ while(_pending)
   endforeach()
 endwhile()
 
-set(_key_text "${GLSLC_ID}\n${DEFINES}\n")
+set(_key_text "${GLSLC_ID}\n${_shared_flags}\n${DEFINES}\n")
 foreach(_file IN LISTS _files)
   file(SHA256 ${_file} _hash)
   file(RELATIVE_PATH _name ${INCLUDE_DIR} ${_file})
