@@ -46,3 +46,5 @@ torch._register_device_module("hal", device_module)
 torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 
 from .device_module import fallback_stats, reset_fallback_stats  # noqa: E402,F401
+
+from . import distributed  # noqa: E402,F401  (registers the "hal" c10d backend)

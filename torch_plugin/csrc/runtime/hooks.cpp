@@ -2,6 +2,8 @@
 // devices, generators and pinned memory (torch.accelerator, pin_memory(),
 // torch.Generator("hal"), lazy initialization).
 #include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
 #include "runtime/allocator.hpp"
@@ -50,6 +52,15 @@ class Hooks final : public at::PrivateUse1HooksInterface {
     TORCH_CHECK(index >= 0, "pointer ", data,
                 " is not the start of a hal allocation");
     return {c10::DeviceType::PrivateUse1, index};
+  }
+
+  // Storage.resize_ (FSDP2 frees and refills unsharded parameters this way):
+  // a new block from the storage's allocator, the kept bytes moved by
+  // Allocator::copy_data, as resize_ does for a tensor.
+  void resizePrivateUse1Bytes(const c10::Storage& storage,
+                              size_t new_bytes) const override {
+    const c10::DeviceGuard guard(storage.device());
+    at::native::resize_bytes_cpu(storage.unsafeGetStorageImpl(), new_bytes);
   }
 
   bool isPinnedPtr(const void* data) const override { return is_pinned(data); }

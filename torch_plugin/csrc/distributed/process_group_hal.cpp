@@ -1,0 +1,558 @@
+#include "distributed/process_group_hal.hpp"
+
+#include <ATen/core/ivalue.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/Event.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/util/Exception.h>
+
+#include <optional>
+#include <utility>
+
+#include "runtime/context.hpp"
+
+namespace torch_hal {
+namespace {
+
+bool on_hal(const at::Tensor& t) {
+  return t.device().type() == c10::DeviceType::PrivateUse1;
+}
+
+// A collective's Work: completed by the staging thread, with a Future whose
+// value is the collective's outputs (as gloo's and NCCL's are).
+class StagedWork final : public c10d::Work {
+ public:
+  StagedWork(int rank, c10d::OpType type, std::string name,
+             std::vector<at::Tensor> outputs, std::vector<c10::Device> devices)
+      : Work(rank, type),
+        name_(std::move(name)),
+        outputs_(std::move(outputs)),
+        future_(c10::make_intrusive<c10::ivalue::Future>(
+            c10::ListType::create(c10::TensorType::get()),
+            std::move(devices))) {}
+
+  const std::string& name() const { return name_; }
+
+  void complete(const std::exception_ptr& error) {
+    if (error) {
+      future_->setError(error);
+    } else {
+      future_->markCompleted(c10::IValue(outputs_));
+    }
+    finish(error);
+  }
+
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override {
+    return future_;
+  }
+
+ private:
+  std::string name_;
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+// How a c10d ReduceOp runs on a host backend that knows only the plain ones
+// (gloo has no AVG and no PREMUL_SUM): a SUM, with the inputs scaled before
+// or the results divided after.
+struct HostReduction {
+  c10d::ReduceOp op;
+  std::optional<c10d::PreMulSumSupplement> premul;
+  bool average = false;
+
+  explicit HostReduction(const c10d::ReduceOp& requested) : op(requested) {
+    if (requested == c10d::ReduceOp::AVG) {
+      op = c10d::ReduceOp(c10d::ReduceOp::SUM);
+      average = true;
+    } else if (requested == c10d::ReduceOp::PREMUL_SUM) {
+      auto* factor =
+          dynamic_cast<c10d::PreMulSumSupplement*>(requested.supplement_.get());
+      TORCH_CHECK(factor != nullptr,
+                  "hal: ReduceOp.PREMUL_SUM without a factor");
+      premul = *factor;
+      op = c10d::ReduceOp(c10d::ReduceOp::SUM);
+    }
+  }
+
+  bool scales_inputs() const { return premul.has_value(); }
+
+  void scale(at::Tensor& t) const {
+    if (premul->tensor_factor.defined()) {
+      t.mul_(premul->tensor_factor.to(t.device()));
+    } else {
+      t.mul_(premul->double_factor);
+    }
+  }
+
+  void finish(at::Tensor& t, int size) const {
+    if (!average) return;
+    if (at::isFloatingType(t.scalar_type())) {
+      t.div_(size);
+    } else {
+      t.div_(size, "trunc");  // NCCL's integer average truncates
+    }
+  }
+};
+
+}  // namespace
+
+// The host side of one collective: pinned twins of its hal tensors, the copies
+// between them, and the call on the host backend.
+struct ProcessGroupHAL::Job {
+  std::string name;
+  std::vector<at::Tensor> keep_alive;     // the caller's tensors and the twins
+  std::vector<at::Tensor> scaled_inputs;  // twins PREMUL_SUM scales first
+  std::vector<at::Tensor> averaged_outputs;  // twins AVG divides after
+  std::vector<std::pair<at::Tensor, at::Tensor>>
+      copy_back;  // (hal output, twin)
+  std::optional<c10::DeviceIndex> device;
+  std::optional<c10::Event> inputs_ready;
+  std::function<c10::intrusive_ptr<c10d::Work>()> run_on_host;
+  std::optional<HostReduction> reduction;
+  c10::intrusive_ptr<StagedWork> work;
+
+  explicit Job(std::string op_name) : name(std::move(op_name)) {}
+
+  // The twin the host backend reads: a pinned copy of a hal tensor, made in
+  // the caller's stream order; a CPU tensor itself unless it will be scaled.
+  at::Tensor input(const at::Tensor& t, bool scaled = false) {
+    keep_alive.push_back(t);
+    at::Tensor twin = t;
+    if (on_hal(t)) {
+      use_device(t);
+      twin = pinned_like(t);
+      twin.copy_(t, /*non_blocking=*/true);
+    } else if (scaled) {
+      twin = t.clone();
+    }
+    if (scaled) scaled_inputs.push_back(twin);
+    keep_alive.push_back(twin);
+    return twin;
+  }
+
+  // The twin the host backend writes, copied back to `t` when it is done.
+  at::Tensor output(const at::Tensor& t) {
+    keep_alive.push_back(t);
+    if (!on_hal(t)) return t;
+    use_device(t);
+    at::Tensor twin = pinned_like(t);
+    copy_back.emplace_back(t, twin);
+    keep_alive.push_back(twin);
+    return twin;
+  }
+
+  // Both: in-place collectives (all_reduce, broadcast).
+  at::Tensor inout(const at::Tensor& t) {
+    at::Tensor twin = input(t);
+    if (on_hal(t)) copy_back.emplace_back(t, twin);
+    return twin;
+  }
+
+  std::vector<at::Tensor> inputs(const std::vector<at::Tensor>& ts,
+                                 bool scaled = false) {
+    std::vector<at::Tensor> twins;
+    twins.reserve(ts.size());
+    for (const auto& t : ts) twins.push_back(input(t, scaled));
+    return twins;
+  }
+  std::vector<at::Tensor> outputs(const std::vector<at::Tensor>& ts) {
+    std::vector<at::Tensor> twins;
+    twins.reserve(ts.size());
+    for (const auto& t : ts) twins.push_back(output(t));
+    return twins;
+  }
+  std::vector<at::Tensor> inouts(const std::vector<at::Tensor>& ts) {
+    std::vector<at::Tensor> twins;
+    twins.reserve(ts.size());
+    for (const auto& t : ts) twins.push_back(inout(t));
+    return twins;
+  }
+  std::vector<std::vector<at::Tensor>> outputs(
+      const std::vector<std::vector<at::Tensor>>& ts) {
+    std::vector<std::vector<at::Tensor>> twins;
+    twins.reserve(ts.size());
+    for (const auto& list : ts) twins.push_back(outputs(list));
+    return twins;
+  }
+  std::vector<std::vector<at::Tensor>> inputs(
+      const std::vector<std::vector<at::Tensor>>& ts, bool scaled = false) {
+    std::vector<std::vector<at::Tensor>> twins;
+    twins.reserve(ts.size());
+    for (const auto& list : ts) twins.push_back(inputs(list, scaled));
+    return twins;
+  }
+
+  void average(const std::vector<at::Tensor>& twins) {
+    averaged_outputs.insert(averaged_outputs.end(), twins.begin(), twins.end());
+  }
+
+ private:
+  void use_device(const at::Tensor& t) {
+    TORCH_CHECK(
+        !device || *device == t.device().index(), "hal: ", name,
+        " got tensors on more than one hal device (hal:", device.value_or(-1),
+        " and ", t.device(), "); a process uses one device per process group");
+    device = t.device().index();
+  }
+
+  static at::Tensor pinned_like(const at::Tensor& t) {
+    return at::empty(t.sizes(),
+                     t.options().device(at::kCPU).pinned_memory(true));
+  }
+};
+
+ProcessGroupHAL::ProcessGroupHAL(c10::intrusive_ptr<c10d::Backend> host,
+                                 int rank, int size)
+    : Backend(rank, size), host_(std::move(host)) {
+  TORCH_CHECK(host_, "hal: the process group needs a host backend");
+  staging_thread_ = std::thread([this] { run_staging_thread(); });
+}
+
+ProcessGroupHAL::~ProcessGroupHAL() { shutdown(); }
+
+void ProcessGroupHAL::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (staging_thread_.joinable()) staging_thread_.join();
+  host_->shutdown();
+}
+
+void ProcessGroupHAL::abort() {
+  host_->abort();
+  shutdown();
+}
+
+namespace {
+
+c10d::OpType op_type(const std::string& name) {
+  static const std::unordered_map<std::string, c10d::OpType> types = {
+      {"broadcast", c10d::OpType::BROADCAST},
+      {"allreduce", c10d::OpType::ALLREDUCE},
+      {"allreduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED},
+      {"reduce", c10d::OpType::REDUCE},
+      {"allgather", c10d::OpType::ALLGATHER},
+      {"_allgather_base", c10d::OpType::_ALLGATHER_BASE},
+      {"allgather_coalesced", c10d::OpType::ALLGATHER_COALESCED},
+      {"allgather_into_tensor_coalesced", c10d::OpType::COALESCED},
+      {"gather", c10d::OpType::GATHER},
+      {"scatter", c10d::OpType::SCATTER},
+      {"reduce_scatter", c10d::OpType::REDUCE_SCATTER},
+      {"_reduce_scatter_base", c10d::OpType::_REDUCE_SCATTER_BASE},
+      {"reduce_scatter_tensor_coalesced", c10d::OpType::COALESCED},
+      {"alltoall_base", c10d::OpType::ALLTOALL_BASE},
+      {"alltoall", c10d::OpType::ALLTOALL},
+      {"send", c10d::OpType::SEND},
+      {"recv", c10d::OpType::RECV},
+      {"recvAnysource", c10d::OpType::RECVANYSOURCE},
+      {"barrier", c10d::OpType::BARRIER},
+  };
+  auto it = types.find(name);
+  return it == types.end() ? c10d::OpType::UNKNOWN : it->second;
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::submit(
+    std::unique_ptr<Job> job) {
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(job->copy_back.size());
+  for (const auto& [hal_output, twin] : job->copy_back)
+    outputs.push_back(hal_output);
+  std::vector<c10::Device> devices;
+  if (job->device) {
+    devices.emplace_back(c10::DeviceType::PrivateUse1, *job->device);
+    // The D2H copies were enqueued on the caller's stream; the staging
+    // thread waits for them before the host backend reads the twins.
+    job->inputs_ready.emplace(c10::DeviceType::PrivateUse1);
+    job->inputs_ready->record(current_stream(*job->device));
+  }
+  job->work =
+      c10::make_intrusive<StagedWork>(getRank(), op_type(job->name), job->name,
+                                      std::move(outputs), std::move(devices));
+  auto work = job->work;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TORCH_CHECK(!stopping_, "hal: ", job->name,
+                " on a process group that was shut down");
+    queue_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+  return work;
+}
+
+void ProcessGroupHAL::run_staging_thread() {
+  for (;;) {
+    std::unique_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    std::exception_ptr error;
+    try {
+      if (job->inputs_ready) job->inputs_ready->synchronize();
+      for (auto& twin : job->scaled_inputs) job->reduction->scale(twin);
+      job->run_on_host()->wait();
+      for (auto& twin : job->averaged_outputs)
+        job->reduction->finish(twin, getSize());
+      if (!job->copy_back.empty()) {
+        c10::Stream copies = pool_stream(*job->device, /*high_priority=*/false);
+        c10::StreamGuard on_copies(copies);
+        for (auto& [hal_output, twin] : job->copy_back) {
+          hal_output.copy_(twin, /*non_blocking=*/true);
+        }
+        copies.synchronize();
+      }
+    } catch (const std::exception& e) {
+      error = std::make_exception_ptr(c10::DistBackendError(
+          c10::SourceLocation{__func__, __FILE__,
+                              static_cast<uint32_t>(__LINE__)},
+          c10::str("hal: ", job->name, " failed on rank ", getRank(), " of ",
+                   getSize(), ": ", e.what())));
+    }
+    job->work->complete(error);
+  }
+}
+
+// ---- the collectives: twins for the arguments, the same call on the host ----
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::broadcast(
+    std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
+  auto job = std::make_unique<Job>("broadcast");
+  job->run_on_host = [this, twins = job->inouts(tensors), opts]() mutable {
+    return host_->broadcast(twins, opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
+  auto job = std::make_unique<Job>("allreduce");
+  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  auto twins = job->inouts(tensors);
+  if (reduction.scales_inputs()) job->scaled_inputs = twins;
+  job->average(twins);
+  c10d::AllreduceOptions host_opts = opts;
+  host_opts.reduceOp = reduction.op;
+  job->run_on_host = [this, twins, host_opts]() mutable {
+    return host_->allreduce(twins, host_opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors,
+    const c10d::AllreduceCoalescedOptions& opts) {
+  auto job = std::make_unique<Job>("allreduce_coalesced");
+  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  auto twins = job->inouts(tensors);
+  if (reduction.scales_inputs()) job->scaled_inputs = twins;
+  job->average(twins);
+  c10d::AllreduceCoalescedOptions host_opts = opts;
+  host_opts.reduceOp = reduction.op;
+  job->run_on_host = [this, twins, host_opts]() mutable {
+    return host_->allreduce_coalesced(twins, host_opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce(
+    std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+  auto job = std::make_unique<Job>("reduce");
+  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  auto twins = job->inouts(tensors);
+  if (reduction.scales_inputs()) job->scaled_inputs = twins;
+  if (getRank() == opts.rootRank) job->average(twins);
+  c10d::ReduceOptions host_opts = opts;
+  host_opts.reduceOp = reduction.op;
+  job->run_on_host = [this, twins, host_opts]() mutable {
+    return host_->reduce(twins, host_opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather(
+    std::vector<std::vector<at::Tensor>>& outputs,
+    std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
+  auto job = std::make_unique<Job>("allgather");
+  job->run_on_host = [this, out = job->outputs(outputs),
+                      in = job->inputs(inputs), opts]() mutable {
+    return host_->allgather(out, in, opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_allgather_base(
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
+  auto job = std::make_unique<Job>("_allgather_base");
+  job->run_on_host = [this, out = job->output(output), in = job->input(input),
+                      opts]() mutable {
+    return host_->_allgather_base(out, in, opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& outputs,
+    std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
+  auto job = std::make_unique<Job>("allgather_coalesced");
+  job->run_on_host = [this, out = job->outputs(outputs),
+                      in = job->inputs(inputs), opts]() mutable {
+    return host_->allgather_coalesced(out, in, opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& opts) {
+  auto job = std::make_unique<Job>("allgather_into_tensor_coalesced");
+  job->run_on_host = [this, out = job->outputs(outputs),
+                      in = job->inputs(inputs), opts]() mutable {
+    return host_->allgather_into_tensor_coalesced(out, in, opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::gather(
+    std::vector<std::vector<at::Tensor>>& outputs,
+    std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
+  auto job = std::make_unique<Job>("gather");
+  job->run_on_host = [this, out = job->outputs(outputs),
+                      in = job->inputs(inputs),
+                      opts]() mutable { return host_->gather(out, in, opts); };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::scatter(
+    std::vector<at::Tensor>& outputs,
+    std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ScatterOptions& opts) {
+  auto job = std::make_unique<Job>("scatter");
+  job->run_on_host = [this, out = job->outputs(outputs),
+                      in = job->inputs(inputs),
+                      opts]() mutable { return host_->scatter(out, in, opts); };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter(
+    std::vector<at::Tensor>& outputs,
+    std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  auto job = std::make_unique<Job>("reduce_scatter");
+  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  auto out = job->outputs(outputs);
+  job->average(out);
+  c10d::ReduceScatterOptions host_opts = opts;
+  host_opts.reduceOp = reduction.op;
+  job->run_on_host = [this, out,
+                      in = job->inputs(inputs, reduction.scales_inputs()),
+                      host_opts]() mutable {
+    return host_->reduce_scatter(out, in, host_opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input,
+    const c10d::ReduceScatterOptions& opts) {
+  auto job = std::make_unique<Job>("_reduce_scatter_base");
+  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  at::Tensor out = job->output(output);
+  job->average({out});
+  c10d::ReduceScatterOptions host_opts = opts;
+  host_opts.reduceOp = reduction.op;
+  job->run_on_host = [this, out,
+                      in = job->input(input, reduction.scales_inputs()),
+                      host_opts]() mutable {
+    return host_->_reduce_scatter_base(out, in, host_opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  auto job = std::make_unique<Job>("reduce_scatter_tensor_coalesced");
+  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  auto out = job->outputs(outputs);
+  job->average(out);
+  c10d::ReduceScatterOptions host_opts = opts;
+  host_opts.reduceOp = reduction.op;
+  job->run_on_host = [this, out,
+                      in = job->inputs(inputs, reduction.scales_inputs()),
+                      host_opts]() mutable {
+    return host_->reduce_scatter_tensor_coalesced(out, in, host_opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall_base(
+    at::Tensor& output, at::Tensor& input,
+    std::vector<int64_t>& output_split_sizes,
+    std::vector<int64_t>& input_split_sizes,
+    const c10d::AllToAllOptions& opts) {
+  auto job = std::make_unique<Job>("alltoall_base");
+  job->run_on_host = [this, out = job->output(output), in = job->input(input),
+                      output_split_sizes, input_split_sizes, opts]() mutable {
+    return host_->alltoall_base(out, in, output_split_sizes, input_split_sizes,
+                                opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllToAllOptions& opts) {
+  auto job = std::make_unique<Job>("alltoall");
+  job->run_on_host = [this, out = job->outputs(outputs),
+                      in = job->inputs(inputs), opts]() mutable {
+    return host_->alltoall(out, in, opts);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::send(
+    std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
+  auto job = std::make_unique<Job>("send");
+  job->run_on_host = [this, twins = job->inputs(tensors), dst_rank,
+                      tag]() mutable {
+    return host_->send(twins, dst_rank, tag);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recv(
+    std::vector<at::Tensor>& tensors, int src_rank, int tag) {
+  auto job = std::make_unique<Job>("recv");
+  job->run_on_host = [this, twins = job->outputs(tensors), src_rank,
+                      tag]() mutable {
+    return host_->recv(twins, src_rank, tag);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recvAnysource(
+    std::vector<at::Tensor>& tensors, int tag) {
+  auto job = std::make_unique<Job>("recvAnysource");
+  job->run_on_host = [this, twins = job->outputs(tensors), tag]() mutable {
+    return host_->recvAnysource(twins, tag);
+  };
+  return submit(std::move(job));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::barrier(
+    const c10d::BarrierOptions& opts) {
+  auto job = std::make_unique<Job>("barrier");
+  job->run_on_host = [this, opts] { return host_->barrier(opts); };
+  return submit(std::move(job));
+}
+
+}  // namespace torch_hal
