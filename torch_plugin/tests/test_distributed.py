@@ -52,8 +52,16 @@ def test_every_collective_matches_gloo_on_cpu(backend):
     assert out.count("collectives match") == 2, out
 
 
-def test_ddp_matches_cpu_gloo():
-    out = torchrun("training.py", "ddp")
+def test_every_collective_through_pinned_copies():
+    """cpu_ref's memory is host memory, so gloo works on it in place; this is
+    the path of the other drivers: pinned twins and copies both ways."""
+    out = torchrun("collectives.py", "hal", env=_env(TORCH_HAL_DISTRIBUTED_STAGING="copy"))
+    assert out.count("collectives match") == 2, out
+
+
+@pytest.mark.parametrize("staging", ["in_place", "copy"])
+def test_ddp_matches_cpu_gloo(staging):
+    out = torchrun("training.py", "ddp", env=_env(TORCH_HAL_DISTRIBUTED_STAGING=staging))
     for variant in ("DDP matches", "several buckets", "find_unused_parameters",
                     "static_graph", "no_sync"):
         assert out.count(variant) == 2, out
@@ -113,6 +121,12 @@ def test_a_killed_rank_fails_the_others_naming_the_collective():
     assert ranks[0].returncode == 0, survivor
     assert "hal: allreduce failed on rank 0 of 2" in survivor, survivor
     assert elapsed < 60, f"the survivor took {elapsed:.0f} s to fail (group timeout 30 s)"
+
+
+@pytest.mark.parametrize("what", ["shape", "dtype"])
+def test_mismatched_tensors_across_ranks_are_named(what):
+    out = torchrun("mismatch.py", what)
+    assert out.count(f"mismatched {what} named") == 2, out
 
 
 def _vulkan_available():

@@ -2,17 +2,33 @@
 
 #include <ATen/core/ivalue.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/Event.h>
 #include <c10/core/StreamGuard.h>
 #include <c10/util/Exception.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "runtime/context.hpp"
 
 namespace torch_hal {
 namespace {
+
+// TORCH_HAL_DISTRIBUTED_STAGING=copy stages through pinned copies even where
+// the device's memory is host memory (to test the path other drivers take).
+bool uses_host_memory(c10::DeviceIndex index) {
+  static const bool copies_forced = [] {
+    const char* staging = std::getenv("TORCH_HAL_DISTRIBUTED_STAGING");
+    return staging != nullptr && std::string_view(staging) == "copy";
+  }();
+  return !copies_forced &&
+         device(index).properties().has(HAL_CAP_HOST_MAPPED_MEMORY);
+}
 
 bool on_hal(const at::Tensor& t) {
   return t.device().type() == c10::DeviceType::PrivateUse1;
@@ -105,24 +121,49 @@ struct ProcessGroupHAL::Job {
   std::vector<at::Tensor> scaled_inputs;  // twins PREMUL_SUM scales first
   std::vector<at::Tensor> averaged_outputs;  // twins AVG divides after
   std::vector<std::pair<at::Tensor, at::Tensor>>
-      copy_back;  // (hal output, twin)
+      copy_back;                    // (hal output, twin)
+  std::vector<at::Tensor> results;  // the outputs, the Work's result
   std::optional<c10::DeviceIndex> device;
+  bool host_mapped = false;  // the device's memory is host memory
   std::optional<c10::Event> inputs_ready;
   std::function<c10::intrusive_ptr<c10d::Work>()> run_on_host;
   std::optional<HostReduction> reduction;
   c10::intrusive_ptr<StagedWork> work;
+  // What every rank must agree on (the collective, its reduction, the dtypes
+  // and shapes that have to match), compared before the host backend runs:
+  // gloo given mismatched tensors crashes or corrupts instead of failing.
+  std::string signature;
+  bool ranks_must_agree = true;  // false for point-to-point
 
-  explicit Job(std::string op_name) : name(std::move(op_name)) {}
+  explicit Job(std::string op_name)
+      : name(std::move(op_name)), signature(name) {}
+
+  HostReduction& reduce_with(const c10d::ReduceOp& op) {
+    signature += c10::str(" op ", static_cast<int>(op.op_));
+    return reduction.emplace(op);
+  }
+
+  void describe(const std::vector<at::Tensor>& ts) {
+    for (const auto& t : ts)
+      signature += c10::str(" ", t.scalar_type(), t.sizes());
+  }
+  void describe_dtypes(const std::vector<at::Tensor>& ts) {
+    for (const auto& t : ts) signature += c10::str(" ", t.scalar_type());
+  }
 
   // The twin the host backend reads: a pinned copy of a hal tensor, made in
-  // the caller's stream order; a CPU tensor itself unless it will be scaled.
+  // the caller's stream order, or the tensor's own memory seen from the host
+  // when the device's memory is host memory; a CPU tensor itself. A tensor
+  // that will be scaled is always copied (the caller's input stays as it is).
   at::Tensor input(const at::Tensor& t, bool scaled = false) {
     keep_alive.push_back(t);
     at::Tensor twin = t;
-    if (on_hal(t)) {
-      use_device(t);
+    if (on_hal(t)) use_device(t);
+    if (on_hal(t) && !(host_mapped && !scaled)) {
       twin = pinned_like(t);
       twin.copy_(t, /*non_blocking=*/true);
+    } else if (on_hal(t)) {
+      twin = host_view(t);
     } else if (scaled) {
       twin = t.clone();
     }
@@ -131,11 +172,14 @@ struct ProcessGroupHAL::Job {
     return twin;
   }
 
-  // The twin the host backend writes, copied back to `t` when it is done.
+  // The twin the host backend writes, copied back to `t` when it is done
+  // (unless it is `t`'s own memory).
   at::Tensor output(const at::Tensor& t) {
     keep_alive.push_back(t);
+    results.push_back(t);
     if (!on_hal(t)) return t;
     use_device(t);
+    if (host_mapped) return host_view(t);
     at::Tensor twin = pinned_like(t);
     copy_back.emplace_back(t, twin);
     keep_alive.push_back(twin);
@@ -145,7 +189,8 @@ struct ProcessGroupHAL::Job {
   // Both: in-place collectives (all_reduce, broadcast).
   at::Tensor inout(const at::Tensor& t) {
     at::Tensor twin = input(t);
-    if (on_hal(t)) copy_back.emplace_back(t, twin);
+    results.push_back(t);
+    if (on_hal(t) && !host_mapped) copy_back.emplace_back(t, twin);
     return twin;
   }
 
@@ -193,7 +238,15 @@ struct ProcessGroupHAL::Job {
         !device || *device == t.device().index(), "hal: ", name,
         " got tensors on more than one hal device (hal:", device.value_or(-1),
         " and ", t.device(), "); a process uses one device per process group");
+    if (!device) host_mapped = uses_host_memory(t.device().index());
     device = t.device().index();
+  }
+
+  // A CPU tensor over a hal tensor's memory, for a device whose addresses
+  // are host addresses (HAL_CAP_HOST_MAPPED_MEMORY): no staging copies.
+  static at::Tensor host_view(const at::Tensor& t) {
+    return at::from_blob(t.data_ptr(), t.sizes(), t.strides(),
+                         t.options().device(at::kCPU));
   }
 
   static at::Tensor pinned_like(const at::Tensor& t) {
@@ -259,10 +312,6 @@ c10d::OpType op_type(const std::string& name) {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::submit(
     std::unique_ptr<Job> job) {
-  std::vector<at::Tensor> outputs;
-  outputs.reserve(job->copy_back.size());
-  for (const auto& [hal_output, twin] : job->copy_back)
-    outputs.push_back(hal_output);
   std::vector<c10::Device> devices;
   if (job->device) {
     devices.emplace_back(c10::DeviceType::PrivateUse1, *job->device);
@@ -273,7 +322,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::submit(
   }
   job->work =
       c10::make_intrusive<StagedWork>(getRank(), op_type(job->name), job->name,
-                                      std::move(outputs), std::move(devices));
+                                      job->results, std::move(devices));
   auto work = job->work;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -283,6 +332,34 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::submit(
   }
   wake_.notify_one();
   return work;
+}
+
+void ProcessGroupHAL::check_ranks_agree(const Job& job) {
+  constexpr int64_t kLength = 256;
+  auto text = [](const at::Tensor& t) {
+    const char* chars = static_cast<const char*>(t.const_data_ptr());
+    return std::string(chars, strnlen(chars, kLength));
+  };
+  at::Tensor mine = at::zeros({kLength}, at::kChar);
+  std::string signature = job.signature.substr(0, kLength - 1);
+  std::memcpy(mine.mutable_data_ptr(), signature.data(), signature.size());
+  std::vector<at::Tensor> in{mine};
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int rank = 0; rank < getSize(); ++rank)
+    out[0].push_back(at::empty({kLength}, at::kChar));
+  host_->allgather(out, in)->wait();
+  bool agree = true;
+  for (const auto& theirs : out[0]) agree = agree && text(theirs) == signature;
+  if (agree) return;
+  std::string calls;
+  for (int rank = 0; rank < getSize(); ++rank) {
+    calls += c10::str("\n  rank ", rank, ": ", text(out[0][rank]));
+  }
+  TORCH_CHECK(
+      false,
+      "the ranks called different collectives, or the same one with tensors "
+      "whose dtypes or shapes differ:",
+      calls);
 }
 
 void ProcessGroupHAL::run_staging_thread() {
@@ -298,6 +375,7 @@ void ProcessGroupHAL::run_staging_thread() {
     std::exception_ptr error;
     try {
       if (job->inputs_ready) job->inputs_ready->synchronize();
+      if (job->ranks_must_agree) check_ranks_agree(*job);
       for (auto& twin : job->scaled_inputs) job->reduction->scale(twin);
       job->run_on_host()->wait();
       for (auto& twin : job->averaged_outputs)
@@ -326,6 +404,7 @@ void ProcessGroupHAL::run_staging_thread() {
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::broadcast(
     std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
   auto job = std::make_unique<Job>("broadcast");
+  job->describe(tensors);
   job->run_on_host = [this, twins = job->inouts(tensors), opts]() mutable {
     return host_->broadcast(twins, opts);
   };
@@ -335,7 +414,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::broadcast(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
   auto job = std::make_unique<Job>("allreduce");
-  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  job->describe(tensors);
+  HostReduction& reduction = job->reduce_with(opts.reduceOp);
   auto twins = job->inouts(tensors);
   if (reduction.scales_inputs()) job->scaled_inputs = twins;
   job->average(twins);
@@ -351,7 +431,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce_coalesced(
     std::vector<at::Tensor>& tensors,
     const c10d::AllreduceCoalescedOptions& opts) {
   auto job = std::make_unique<Job>("allreduce_coalesced");
-  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  job->describe(tensors);
+  HostReduction& reduction = job->reduce_with(opts.reduceOp);
   auto twins = job->inouts(tensors);
   if (reduction.scales_inputs()) job->scaled_inputs = twins;
   job->average(twins);
@@ -366,7 +447,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce_coalesced(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce(
     std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
   auto job = std::make_unique<Job>("reduce");
-  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  job->describe(tensors);
+  HostReduction& reduction = job->reduce_with(opts.reduceOp);
   auto twins = job->inouts(tensors);
   if (reduction.scales_inputs()) job->scaled_inputs = twins;
   if (getRank() == opts.rootRank) job->average(twins);
@@ -382,6 +464,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
   auto job = std::make_unique<Job>("allgather");
+  job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs), opts]() mutable {
     return host_->allgather(out, in, opts);
@@ -392,6 +475,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
   auto job = std::make_unique<Job>("_allgather_base");
+  job->describe({input});
   job->run_on_host = [this, out = job->output(output), in = job->input(input),
                       opts]() mutable {
     return host_->_allgather_base(out, in, opts);
@@ -403,6 +487,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather_coalesced(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
   auto job = std::make_unique<Job>("allgather_coalesced");
+  job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs), opts]() mutable {
     return host_->allgather_coalesced(out, in, opts);
@@ -414,6 +499,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather_into_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
   auto job = std::make_unique<Job>("allgather_into_tensor_coalesced");
+  job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs), opts]() mutable {
     return host_->allgather_into_tensor_coalesced(out, in, opts);
@@ -425,6 +511,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::gather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
   auto job = std::make_unique<Job>("gather");
+  job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs),
                       opts]() mutable { return host_->gather(out, in, opts); };
@@ -436,6 +523,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::scatter(
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ScatterOptions& opts) {
   auto job = std::make_unique<Job>("scatter");
+  job->describe(outputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs),
                       opts]() mutable { return host_->scatter(out, in, opts); };
@@ -447,7 +535,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter(
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   auto job = std::make_unique<Job>("reduce_scatter");
-  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  job->describe(outputs);
+  HostReduction& reduction = job->reduce_with(opts.reduceOp);
   auto out = job->outputs(outputs);
   job->average(out);
   c10d::ReduceScatterOptions host_opts = opts;
@@ -464,7 +553,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input,
     const c10d::ReduceScatterOptions& opts) {
   auto job = std::make_unique<Job>("_reduce_scatter_base");
-  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  job->describe({input});
+  HostReduction& reduction = job->reduce_with(opts.reduceOp);
   at::Tensor out = job->output(output);
   job->average({out});
   c10d::ReduceScatterOptions host_opts = opts;
@@ -481,7 +571,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   auto job = std::make_unique<Job>("reduce_scatter_tensor_coalesced");
-  HostReduction& reduction = job->reduction.emplace(opts.reduceOp);
+  job->describe(inputs);
+  HostReduction& reduction = job->reduce_with(opts.reduceOp);
   auto out = job->outputs(outputs);
   job->average(out);
   c10d::ReduceScatterOptions host_opts = opts;
@@ -500,6 +591,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall_base(
     std::vector<int64_t>& input_split_sizes,
     const c10d::AllToAllOptions& opts) {
   auto job = std::make_unique<Job>("alltoall_base");
+  job->describe_dtypes({input});
   job->run_on_host = [this, out = job->output(output), in = job->input(input),
                       output_split_sizes, input_split_sizes, opts]() mutable {
     return host_->alltoall_base(out, in, output_split_sizes, input_split_sizes,
@@ -512,6 +604,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllToAllOptions& opts) {
   auto job = std::make_unique<Job>("alltoall");
+  job->describe_dtypes(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs), opts]() mutable {
     return host_->alltoall(out, in, opts);
@@ -522,6 +615,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::send(
     std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
   auto job = std::make_unique<Job>("send");
+  job->ranks_must_agree = false;
   job->run_on_host = [this, twins = job->inputs(tensors), dst_rank,
                       tag]() mutable {
     return host_->send(twins, dst_rank, tag);
@@ -532,6 +626,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::send(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recv(
     std::vector<at::Tensor>& tensors, int src_rank, int tag) {
   auto job = std::make_unique<Job>("recv");
+  job->ranks_must_agree = false;
   job->run_on_host = [this, twins = job->outputs(tensors), src_rank,
                       tag]() mutable {
     return host_->recv(twins, src_rank, tag);
@@ -542,6 +637,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recv(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recvAnysource(
     std::vector<at::Tensor>& tensors, int tag) {
   auto job = std::make_unique<Job>("recvAnysource");
+  job->ranks_must_agree = false;
   job->run_on_host = [this, twins = job->outputs(tensors), tag]() mutable {
     return host_->recvAnysource(twins, tag);
   };

@@ -1,11 +1,14 @@
 // ProcessGroupHAL: the c10d backend of the hal device ("hal" in
 // init_process_group). It runs every collective through a host backend (gloo)
-// by staging hal tensors through pinned host memory:
+// on host twins of its hal tensors:
 //
-//   caller's stream:  D2H copies of the inputs into pinned twins, an event
-//   staging thread:   waits for the event, runs the host collective on the
-//                     twins, waits for it, copies the results back to the
-//                     hal outputs on a pool stream, then completes the Work
+//   caller's thread:  a twin per hal tensor (a CPU view of the tensor when the
+//                     device's memory is host memory, else pinned memory
+//                     filled by a D2H copy on the caller's stream), an event
+//   staging thread:   waits for the event, checks that every rank called the
+//                     same collective on the same dtypes and shapes, runs the
+//                     host collective, copies pinned results back to the hal
+//                     outputs on a pool stream, then completes the Work
 //
 // The caller's thread only enqueues the copies and an event, so a collective
 // returns at once and DDP's bucketed all-reduce overlaps backward compute.
@@ -113,6 +116,7 @@ class ProcessGroupHAL final : public c10d::Backend {
  private:
   c10::intrusive_ptr<c10d::Work> submit(std::unique_ptr<Job> job);
   void run_staging_thread();
+  void check_ranks_agree(const Job& job);
 
   c10::intrusive_ptr<c10d::Backend> host_;
   std::mutex mutex_;

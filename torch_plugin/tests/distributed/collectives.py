@@ -25,6 +25,7 @@ def values(dtype, *shape, offset=0):
 
 
 def same(name, hal_tensors, cpu_tensors):
+    assert len(hal_tensors) == len(cpu_tensors), f"{name}: {len(hal_tensors)} results"
     for h, c in zip(hal_tensors, cpu_tensors):
         assert h.device.type == "hal", f"{name}: result left hal"
         torch.testing.assert_close(h.cpu(), c, rtol=0, atol=0, msg=lambda m: f"{name}: {m}")
