@@ -101,6 +101,7 @@ def test_two_nodes_on_loopback():
         outputs.append(stdout)
         assert launch.returncode == 0, f"node {node} failed:\n{(stdout + stderr)[-6000:]}"
     assert "rank 0:" in outputs[0] and "rank 1:" in outputs[1], outputs
+    assert all("collectives match" in out for out in outputs), outputs
 
 
 def test_a_killed_rank_fails_the_others_naming_the_collective():
@@ -127,6 +128,15 @@ def test_a_killed_rank_fails_the_others_naming_the_collective():
 def test_mismatched_tensors_across_ranks_are_named(what):
     out = torchrun("mismatch.py", what)
     assert out.count(f"mismatched {what} named") == 2, out
+
+
+def test_exit_with_collectives_in_flight_after_an_error():
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc-per-node", "2", os.path.join(WORKERS, "mismatch.py"), "shape", "exit"]
+    proc = subprocess.run(command, env=_env(), capture_output=True, text=True,
+                          timeout=LAUNCH_TIMEOUT)
+    _check(proc, "mismatch.py shape exit")
+    assert "terminate called" not in proc.stderr, proc.stderr[-3000:]
 
 
 def _vulkan_available():

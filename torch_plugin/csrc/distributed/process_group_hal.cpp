@@ -4,14 +4,17 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/zeros.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/core/Event.h>
 #include <c10/core/StreamGuard.h>
 #include <c10/util/Exception.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "runtime/context.hpp"
@@ -70,8 +73,9 @@ class StagedWork final : public c10d::Work {
 };
 
 // How a c10d ReduceOp runs on a host backend that knows only the plain ones
-// (gloo has no AVG and no PREMUL_SUM): a SUM, with the inputs scaled before
-// or the results divided after.
+// (gloo has no AVG and no PREMUL_SUM): a SUM of inputs scaled first (by the
+// factor, or for a floating AVG by 1/size, as NCCL does, so that f16 sums do
+// not overflow), or for an integer AVG a SUM divided after.
 struct HostReduction {
   c10d::ReduceOp op;
   std::optional<c10d::PreMulSumSupplement> premul;
@@ -91,25 +95,29 @@ struct HostReduction {
     }
   }
 
-  bool scales_inputs() const { return premul.has_value(); }
+  bool scales_inputs() const { return premul.has_value() || average; }
 
-  void scale(at::Tensor& t) const {
-    if (premul->tensor_factor.defined()) {
+  void scale(at::Tensor& t, int size) const {
+    if (premul && premul->tensor_factor.defined()) {
       t.mul_(premul->tensor_factor.to(t.device()));
-    } else {
+    } else if (premul) {
       t.mul_(premul->double_factor);
+    } else if (average && at::isFloatingType(t.scalar_type())) {
+      t.mul_(1.0 / size);
     }
   }
 
   void finish(at::Tensor& t, int size) const {
-    if (!average) return;
-    if (at::isFloatingType(t.scalar_type())) {
-      t.div_(size);
-    } else {
+    if (average && !at::isFloatingType(t.scalar_type())) {
       t.div_(size, "trunc");  // NCCL's integer average truncates
     }
   }
 };
+
+// What a twin of an input may be: the tensor's own memory (kShared), or
+// always a copy, left as it is (kPrivate: a non-root reduce, which gloo
+// uses as scratch) or scaled by the reduction first (kScaled).
+enum class Twin { kShared, kPrivate, kScaled };
 
 }  // namespace
 
@@ -134,40 +142,72 @@ struct ProcessGroupHAL::Job {
   // gloo given mismatched tensors crashes or corrupts instead of failing.
   std::string signature;
   bool ranks_must_agree = true;  // false for point-to-point
+  // Point-to-point: posted in order by the staging thread, then waited for
+  // by the completion thread, so that an isend/irecv exchange between two
+  // ranks (gloo's send waits for the peer's recv) cannot deadlock.
+  bool point_to_point = false;
+  c10::intrusive_ptr<c10d::Work> host_work;
+  bool copies_enqueued = false;
 
   explicit Job(std::string op_name)
       : name(std::move(op_name)), signature(name) {}
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  // A job dropped before the staging thread waited for its D2H copies (an
+  // argument error after the first copy, an aborted group) must not free
+  // pinned twins the stream is still writing.
+  ~Job() {
+    if (!copies_enqueued) return;
+    try {
+      if (inputs_ready) {
+        inputs_ready->synchronize();
+      } else {
+        current_stream(*device).synchronize();
+      }
+    } catch (const std::exception& e) {
+      TORCH_WARN("hal: ", name, ": waiting for its staging copies: ", e.what());
+    }
+  }
 
   HostReduction& reduce_with(const c10d::ReduceOp& op) {
     signature += c10::str(" op ", static_cast<int>(op.op_));
     return reduction.emplace(op);
+  }
+  Twin reduced_input() const {
+    return reduction->scales_inputs() ? Twin::kScaled : Twin::kShared;
   }
 
   void describe(const std::vector<at::Tensor>& ts) {
     for (const auto& t : ts)
       signature += c10::str(" ", t.scalar_type(), t.sizes());
   }
+  void describe(const std::vector<std::vector<at::Tensor>>& lists) {
+    for (const auto& ts : lists) describe(ts);
+  }
+  void describe_root(int64_t root) { signature += c10::str(" root ", root); }
   void describe_dtypes(const std::vector<at::Tensor>& ts) {
     for (const auto& t : ts) signature += c10::str(" ", t.scalar_type());
   }
 
   // The twin the host backend reads: a pinned copy of a hal tensor, made in
   // the caller's stream order, or the tensor's own memory seen from the host
-  // when the device's memory is host memory; a CPU tensor itself. A tensor
-  // that will be scaled is always copied (the caller's input stays as it is).
-  at::Tensor input(const at::Tensor& t, bool scaled = false) {
+  // when the device's memory is host memory; a CPU tensor itself. kPrivate
+  // and kScaled twins are always copies (the caller's input stays as it is).
+  at::Tensor input(const at::Tensor& t, Twin kind = Twin::kShared) {
     keep_alive.push_back(t);
     at::Tensor twin = t;
     if (on_hal(t)) use_device(t);
-    if (on_hal(t) && !(host_mapped && !scaled)) {
+    if (on_hal(t) && (!host_mapped || kind != Twin::kShared)) {
       twin = pinned_like(t);
       twin.copy_(t, /*non_blocking=*/true);
+      copies_enqueued = true;
     } else if (on_hal(t)) {
       twin = host_view(t);
-    } else if (scaled) {
+    } else if (kind != Twin::kShared) {
       twin = t.clone();
     }
-    if (scaled) scaled_inputs.push_back(twin);
+    if (kind == Twin::kScaled) scaled_inputs.push_back(twin);
     keep_alive.push_back(twin);
     return twin;
   }
@@ -195,10 +235,10 @@ struct ProcessGroupHAL::Job {
   }
 
   std::vector<at::Tensor> inputs(const std::vector<at::Tensor>& ts,
-                                 bool scaled = false) {
+                                 Twin kind = Twin::kShared) {
     std::vector<at::Tensor> twins;
     twins.reserve(ts.size());
-    for (const auto& t : ts) twins.push_back(input(t, scaled));
+    for (const auto& t : ts) twins.push_back(input(t, kind));
     return twins;
   }
   std::vector<at::Tensor> outputs(const std::vector<at::Tensor>& ts) {
@@ -221,10 +261,11 @@ struct ProcessGroupHAL::Job {
     return twins;
   }
   std::vector<std::vector<at::Tensor>> inputs(
-      const std::vector<std::vector<at::Tensor>>& ts, bool scaled = false) {
+      const std::vector<std::vector<at::Tensor>>& ts,
+      Twin kind = Twin::kShared) {
     std::vector<std::vector<at::Tensor>> twins;
     twins.reserve(ts.size());
-    for (const auto& list : ts) twins.push_back(inputs(list, scaled));
+    for (const auto& list : ts) twins.push_back(inputs(list, kind));
     return twins;
   }
 
@@ -260,24 +301,53 @@ ProcessGroupHAL::ProcessGroupHAL(c10::intrusive_ptr<c10d::Backend> host,
     : Backend(rank, size), host_(std::move(host)) {
   TORCH_CHECK(host_, "hal: the process group needs a host backend");
   staging_thread_ = std::thread([this] { run_staging_thread(); });
+  completion_thread_ = std::thread([this] { run_completion_thread(); });
 }
 
 ProcessGroupHAL::~ProcessGroupHAL() { shutdown(); }
 
 void ProcessGroupHAL::shutdown() {
-  {
+  // Once, and every caller returns only when the threads are gone (a
+  // destructor racing an abort() must not destroy a joinable thread).
+  std::call_once(shutdown_once_, [this] {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread* thread : {&staging_thread_, &completion_thread_}) {
+      if (!thread->joinable()) continue;
+      if (thread->get_id() == std::this_thread::get_id()) {
+        thread->detach();  // the last reference dropped by a Future callback
+      } else {
+        thread->join();
+      }
+    }
+    host_->shutdown();
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (staging_thread_.joinable()) staging_thread_.join();
-  host_->shutdown();
+    finished_.clear();
+  });
 }
 
 void ProcessGroupHAL::abort() {
+  std::deque<std::unique_ptr<Job>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped.swap(queue_);
+  }
+  for (auto& job : dropped) {
+    job->work->complete(failure(*job, "the process group was aborted"));
+  }
   host_->abort();
   shutdown();
+}
+
+std::exception_ptr ProcessGroupHAL::failure(const Job& job,
+                                            const std::string& why) const {
+  return std::make_exception_ptr(c10::DistBackendError(
+      c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+      c10::str("hal: ", job.name, " failed on rank ", getRank(), " of ",
+               getSize(), ": ", why)));
 }
 
 namespace {
@@ -324,36 +394,48 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::submit(
       c10::make_intrusive<StagedWork>(getRank(), op_type(job->name), job->name,
                                       job->results, std::move(devices));
   auto work = job->work;
+  // Jobs the threads finished are destroyed here, on the caller's thread: a
+  // job may hold the last reference to a tensor whose Python object died,
+  // and dropping it takes the GIL, which a thread of ours must never wait
+  // for (at interpreter exit that wait ends the thread mid-destructor).
+  std::vector<std::unique_ptr<Job>> finished;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     TORCH_CHECK(!stopping_, "hal: ", job->name,
                 " on a process group that was shut down");
     queue_.push_back(std::move(job));
+    finished.swap(finished_);
   }
-  wake_.notify_one();
+  wake_.notify_all();
   return work;
 }
 
 void ProcessGroupHAL::check_ranks_agree(const Job& job) {
+  // Each rank's signature as text (cut to fit) after a hash of all of it,
+  // so that long signatures (coalesced collectives) are compared whole.
   constexpr int64_t kLength = 256;
   auto text = [](const at::Tensor& t) {
     const char* chars = static_cast<const char*>(t.const_data_ptr());
     return std::string(chars, strnlen(chars, kLength));
   };
+  std::string signature =
+      c10::str(std::hash<std::string>{}(job.signature), " ", job.signature)
+          .substr(0, kLength - 1);
   at::Tensor mine = at::zeros({kLength}, at::kChar);
-  std::string signature = job.signature.substr(0, kLength - 1);
   std::memcpy(mine.mutable_data_ptr(), signature.data(), signature.size());
   std::vector<at::Tensor> in{mine};
   std::vector<std::vector<at::Tensor>> out(1);
-  for (int rank = 0; rank < getSize(); ++rank)
+  for (int rank = 0; rank < getSize(); ++rank) {
     out[0].push_back(at::empty({kLength}, at::kChar));
+  }
   host_->allgather(out, in)->wait();
   bool agree = true;
   for (const auto& theirs : out[0]) agree = agree && text(theirs) == signature;
   if (agree) return;
   std::string calls;
   for (int rank = 0; rank < getSize(); ++rank) {
-    calls += c10::str("\n  rank ", rank, ": ", text(out[0][rank]));
+    std::string call = text(out[0][rank]);
+    calls += c10::str("\n  rank ", rank, ": ", call.substr(call.find(' ') + 1));
   }
   TORCH_CHECK(
       false,
@@ -362,40 +444,86 @@ void ProcessGroupHAL::check_ranks_agree(const Job& job) {
       calls);
 }
 
-void ProcessGroupHAL::run_staging_thread() {
-  for (;;) {
-    std::unique_ptr<Job> job;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+void ProcessGroupHAL::finish_outputs(Job& job) {
+  for (auto& twin : job.averaged_outputs)
+    job.reduction->finish(twin, getSize());
+  if (job.copy_back.empty()) return;
+  c10::Stream copies = pool_stream(*job.device, /*high_priority=*/false);
+  c10::StreamGuard on_copies(copies);
+  for (auto& [hal_output, twin] : job.copy_back) {
+    hal_output.copy_(twin, /*non_blocking=*/true);
+  }
+  copies.synchronize();
+}
+
+void ProcessGroupHAL::retire(std::unique_ptr<Job> job,
+                             const std::exception_ptr& error) {
+  {
+    // The Future's callbacks (DDP's) run here, on the job's device.
+    c10::OptionalDeviceGuard on_device;
+    if (job->device) {
+      on_device.reset_device(
+          c10::Device(c10::DeviceType::PrivateUse1, *job->device));
     }
-    std::exception_ptr error;
+    job->work->complete(error);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  finished_.push_back(std::move(job));
+}
+
+std::unique_ptr<ProcessGroupHAL::Job> ProcessGroupHAL::next(
+    std::deque<std::unique_ptr<Job>>& queue, const bool& closed) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  wake_.wait(lock, [&] { return closed || !queue.empty(); });
+  if (queue.empty()) return nullptr;
+  std::unique_ptr<Job> job = std::move(queue.front());
+  queue.pop_front();
+  return job;
+}
+
+void ProcessGroupHAL::run_staging_thread() {
+  while (std::unique_ptr<Job> job = next(queue_, stopping_)) {
     try {
       if (job->inputs_ready) job->inputs_ready->synchronize();
       if (job->ranks_must_agree) check_ranks_agree(*job);
-      for (auto& twin : job->scaled_inputs) job->reduction->scale(twin);
-      job->run_on_host()->wait();
-      for (auto& twin : job->averaged_outputs)
-        job->reduction->finish(twin, getSize());
-      if (!job->copy_back.empty()) {
-        c10::Stream copies = pool_stream(*job->device, /*high_priority=*/false);
-        c10::StreamGuard on_copies(copies);
-        for (auto& [hal_output, twin] : job->copy_back) {
-          hal_output.copy_(twin, /*non_blocking=*/true);
-        }
-        copies.synchronize();
+      for (auto& twin : job->scaled_inputs) {
+        job->reduction->scale(twin, getSize());
       }
+      job->host_work = job->run_on_host();
+      if (job->point_to_point) {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          point_to_point_.push_back(std::move(job));
+        }
+        wake_.notify_all();
+        continue;
+      }
+      job->host_work->wait();
+      finish_outputs(*job);
     } catch (const std::exception& e) {
-      error = std::make_exception_ptr(c10::DistBackendError(
-          c10::SourceLocation{__func__, __FILE__,
-                              static_cast<uint32_t>(__LINE__)},
-          c10::str("hal: ", job->name, " failed on rank ", getRank(), " of ",
-                   getSize(), ": ", e.what())));
+      std::exception_ptr error = failure(*job, e.what());
+      retire(std::move(job), error);
+      continue;
     }
-    job->work->complete(error);
+    retire(std::move(job), nullptr);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    staging_done_ = true;
+  }
+  wake_.notify_all();
+}
+
+void ProcessGroupHAL::run_completion_thread() {
+  while (std::unique_ptr<Job> job = next(point_to_point_, staging_done_)) {
+    std::exception_ptr error;
+    try {
+      job->host_work->wait();
+      finish_outputs(*job);
+    } catch (const std::exception& e) {
+      error = failure(*job, e.what());
+    }
+    retire(std::move(job), error);
   }
 }
 
@@ -404,6 +532,7 @@ void ProcessGroupHAL::run_staging_thread() {
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::broadcast(
     std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
   auto job = std::make_unique<Job>("broadcast");
+  job->describe_root(opts.rootRank);
   job->describe(tensors);
   job->run_on_host = [this, twins = job->inouts(tensors), opts]() mutable {
     return host_->broadcast(twins, opts);
@@ -448,10 +577,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce(
     std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
   auto job = std::make_unique<Job>("reduce");
   job->describe(tensors);
+  job->describe_root(opts.rootRank);
   HostReduction& reduction = job->reduce_with(opts.reduceOp);
-  auto twins = job->inouts(tensors);
-  if (reduction.scales_inputs()) job->scaled_inputs = twins;
-  if (getRank() == opts.rootRank) job->average(twins);
+  std::vector<at::Tensor> twins;
+  if (getRank() == opts.rootRank) {
+    twins = job->inouts(tensors);
+    if (reduction.scales_inputs()) job->scaled_inputs = twins;
+    job->average(twins);
+  } else {
+    // gloo's reduce leaves partial sums in the other ranks' buffers; NCCL
+    // leaves their tensors as they were, so gloo gets copies.
+    twins = job->inputs(
+        tensors, reduction.scales_inputs() ? Twin::kScaled : Twin::kPrivate);
+    job->results = tensors;
+  }
   c10d::ReduceOptions host_opts = opts;
   host_opts.reduceOp = reduction.op;
   job->run_on_host = [this, twins, host_opts]() mutable {
@@ -511,6 +650,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::gather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
   auto job = std::make_unique<Job>("gather");
+  job->describe_root(opts.rootRank);
   job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs),
@@ -523,6 +663,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::scatter(
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ScatterOptions& opts) {
   auto job = std::make_unique<Job>("scatter");
+  job->describe_root(opts.rootRank);
   job->describe(outputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs),
@@ -535,14 +676,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter(
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   auto job = std::make_unique<Job>("reduce_scatter");
-  job->describe(outputs);
+  job->describe(inputs);
   HostReduction& reduction = job->reduce_with(opts.reduceOp);
   auto out = job->outputs(outputs);
   job->average(out);
   c10d::ReduceScatterOptions host_opts = opts;
   host_opts.reduceOp = reduction.op;
-  job->run_on_host = [this, out,
-                      in = job->inputs(inputs, reduction.scales_inputs()),
+  job->run_on_host = [this, out, in = job->inputs(inputs, job->reduced_input()),
                       host_opts]() mutable {
     return host_->reduce_scatter(out, in, host_opts);
   };
@@ -559,8 +699,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_reduce_scatter_base(
   job->average({out});
   c10d::ReduceScatterOptions host_opts = opts;
   host_opts.reduceOp = reduction.op;
-  job->run_on_host = [this, out,
-                      in = job->input(input, reduction.scales_inputs()),
+  job->run_on_host = [this, out, in = job->input(input, job->reduced_input()),
                       host_opts]() mutable {
     return host_->_reduce_scatter_base(out, in, host_opts);
   };
@@ -577,8 +716,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter_tensor_coalesced(
   job->average(out);
   c10d::ReduceScatterOptions host_opts = opts;
   host_opts.reduceOp = reduction.op;
-  job->run_on_host = [this, out,
-                      in = job->inputs(inputs, reduction.scales_inputs()),
+  job->run_on_host = [this, out, in = job->inputs(inputs, job->reduced_input()),
                       host_opts]() mutable {
     return host_->reduce_scatter_tensor_coalesced(out, in, host_opts);
   };
@@ -616,6 +754,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::send(
     std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
   auto job = std::make_unique<Job>("send");
   job->ranks_must_agree = false;
+  job->point_to_point = true;
   job->run_on_host = [this, twins = job->inputs(tensors), dst_rank,
                       tag]() mutable {
     return host_->send(twins, dst_rank, tag);
@@ -627,6 +766,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recv(
     std::vector<at::Tensor>& tensors, int src_rank, int tag) {
   auto job = std::make_unique<Job>("recv");
   job->ranks_must_agree = false;
+  job->point_to_point = true;
   job->run_on_host = [this, twins = job->outputs(tensors), src_rank,
                       tag]() mutable {
     return host_->recv(twins, src_rank, tag);
@@ -638,6 +778,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recvAnysource(
     std::vector<at::Tensor>& tensors, int tag) {
   auto job = std::make_unique<Job>("recvAnysource");
   job->ranks_must_agree = false;
+  job->point_to_point = true;
   job->run_on_host = [this, twins = job->outputs(tensors), tag]() mutable {
     return host_->recvAnysource(twins, tag);
   };

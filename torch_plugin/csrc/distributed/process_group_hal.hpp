@@ -13,8 +13,9 @@
 // The caller's thread only enqueues the copies and an event, so a collective
 // returns at once and DDP's bucketed all-reduce overlaps backward compute.
 // One staging thread per backend keeps the collectives in the order they
-// were issued, which every rank must share. CPU tensors go to the host
-// backend directly, so one "hal" process group serves both devices.
+// were issued, which every rank must share; point-to-point operations it
+// posts in that order and a completion thread waits for. CPU tensors go to the
+// host backend directly, so one "hal" process group serves both devices.
 //
 // Ownership: the backend owns its staging thread and shares the host backend
 // with the Python object that created it. A Work owns the twins and the
@@ -115,15 +116,26 @@ class ProcessGroupHAL final : public c10d::Backend {
 
  private:
   c10::intrusive_ptr<c10d::Work> submit(std::unique_ptr<Job> job);
+  std::unique_ptr<Job> next(std::deque<std::unique_ptr<Job>>& queue,
+                            const bool& closed);
   void run_staging_thread();
+  void run_completion_thread();
   void check_ranks_agree(const Job& job);
+  void finish_outputs(Job& job);
+  void retire(std::unique_ptr<Job> job, const std::exception_ptr& error);
+  std::exception_ptr failure(const Job& job, const std::string& why) const;
 
   c10::intrusive_ptr<c10d::Backend> host_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::unique_ptr<Job>> queue_;
+  std::deque<std::unique_ptr<Job>> queue_;           // for the staging thread
+  std::deque<std::unique_ptr<Job>> point_to_point_;  // posted, to complete
+  std::vector<std::unique_ptr<Job>> finished_;       // destroyed by the caller
   bool stopping_ = false;
+  bool staging_done_ = false;
+  std::once_flag shutdown_once_;
   std::thread staging_thread_;
+  std::thread completion_thread_;
 };
 
 }  // namespace torch_hal

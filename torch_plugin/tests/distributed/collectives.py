@@ -53,10 +53,17 @@ for dtype in DTYPES:
     expected = sum(2 * r + 2 for r in range(world)) / world
     same(f"all_reduce AVG {dtype}", [h], [torch.full((4,), expected).to(dtype)])
     if dtype.is_floating_point:
-        h = torch.full((4,), float(rank + 1)).to(dtype).to("hal")
-        dist.all_reduce(h, op=dist._make_nccl_premul_sum(0.5))
-        expected = sum(0.5 * (r + 1) for r in range(world))
-        same(f"all_reduce PREMUL_SUM {dtype}", [h], [torch.full((4,), expected).to(dtype)])
+        for factor in (0.5, torch.tensor([0.5], dtype=dtype)):
+            h = torch.full((4,), float(rank + 1)).to(dtype).to("hal")
+            dist.all_reduce(h, op=dist._make_nccl_premul_sum(factor))
+            expected = sum(0.5 * (r + 1) for r in range(world))
+            same(f"all_reduce PREMUL_SUM {type(factor).__name__} {dtype}", [h],
+                 [torch.full((4,), expected).to(dtype)])
+    else:  # integer AVG truncates, as NCCL's
+        h = torch.full((4,), 3 * rank + 1, dtype=dtype, device="hal")
+        dist.all_reduce(h, op=dist.ReduceOp.AVG)
+        expected = sum(3 * r + 1 for r in range(world)) // world
+        same(f"all_reduce AVG truncates {dtype}", [h], [torch.full((4,), expected, dtype=dtype)])
 
     h, c = both(dtype, 7)
     dist.broadcast(h, src=1)
@@ -68,6 +75,32 @@ for dtype in DTYPES:
     dist.reduce(c, dst=0, group=gloo)
     if rank == 0:
         same(f"reduce {dtype}", [h], [c])
+    else:  # NCCL leaves the other ranks' tensors as they were
+        same(f"reduce leaves rank {rank} alone {dtype}", [h], [values(dtype, 2, 3)])
+
+    h, c = both(dtype, 5)
+    hal_out = [torch.empty_like(h) for _ in range(world)] if rank == 0 else None
+    cpu_out = [torch.empty_like(c) for _ in range(world)] if rank == 0 else None
+    dist.gather(h, hal_out, dst=0)
+    dist.gather(c, cpu_out, dst=0, group=gloo)
+    if rank == 0:
+        same(f"gather {dtype}", hal_out, cpu_out)
+
+    hal_in = [values(dtype, 4, offset=10 * i).to("hal") for i in range(world)]
+    cpu_in = [values(dtype, 4, offset=10 * i) for i in range(world)]
+    hal_out = torch.empty(4, dtype=dtype, device="hal")
+    cpu_out = torch.empty(4, dtype=dtype)
+    dist.scatter(hal_out, hal_in if rank == 1 else None, src=1)
+    dist.scatter(cpu_out, cpu_in if rank == 1 else None, src=1, group=gloo)
+    same(f"scatter {dtype}", [hal_out], [cpu_out])
+
+    hal_in = [values(dtype, 3, offset=i).to("hal") for i in range(world)]
+    cpu_in = [values(dtype, 3, offset=i) for i in range(world)]
+    hal_out = [torch.empty(3, dtype=dtype, device="hal") for _ in range(world)]
+    cpu_out = [torch.empty(3, dtype=dtype) for _ in range(world)]
+    dist.all_to_all(hal_out, hal_in)
+    dist.all_to_all(cpu_out, cpu_in, group=gloo)
+    same(f"all_to_all {dtype}", hal_out, cpu_out)
 
     h, c = both(dtype, 4)
     hal_out = [torch.empty_like(h) for _ in range(world)]
@@ -116,6 +149,28 @@ for dtype in DTYPES:
         got = torch.empty(5, dtype=dtype, device="hal")
         dist.recv(got, src=0)
         same(f"send/recv {dtype}", [got], [(torch.arange(5, dtype=torch.float64) + 3).to(dtype)])
+
+# A symmetric exchange of isend then irecv (batch_isend_irecv's example):
+# gloo's send waits for the peer's recv, so the two must not be serialized.
+peer = (rank + 1) % world
+outgoing = torch.full((6,), float(rank), device="hal")
+incoming = torch.empty(6, device="hal")
+requests = dist.batch_isend_irecv([dist.P2POp(dist.isend, outgoing, peer),
+                                   dist.P2POp(dist.irecv, incoming, peer)])
+for request in requests:
+    request.wait()
+same("isend/irecv exchange", [incoming], [torch.full((6,), float(peer))])
+
+# Coalesced all_reduce: several tensors in one collective.
+hal_list = [values(torch.float32, n).to("hal") for n in (3, 5)]
+cpu_list = [values(torch.float32, n) for n in (3, 5)]
+with dist._coalescing_manager(async_ops=True) as coalesced:
+    for t in hal_list:
+        dist.all_reduce(t)
+coalesced.wait()
+for t in cpu_list:
+    dist.all_reduce(t, group=gloo)
+same("coalesced all_reduce", hal_list, cpu_list)
 
 # Async work: many collectives in flight, completed in the order issued.
 pending = []
