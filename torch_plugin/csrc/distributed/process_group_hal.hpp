@@ -17,9 +17,12 @@
 // posts in that order and a completion thread waits for. CPU tensors go to the
 // host backend directly, so one "hal" process group serves both devices.
 //
-// Ownership: the backend owns its staging thread and shares the host backend
-// with the Python object that created it. A Work owns the twins and the
-// caller's tensors until it completes; its Future's value is the outputs.
+// Ownership: the backend owns its two threads and shares the host backend
+// with the Python object that created it. A job owns the twins and the
+// caller's tensors until it completes and is then destroyed on a caller's
+// thread (the next submit, or shutdown), never on ours: it may hold the last
+// reference to a tensor whose Python object needs the GIL. A Work's Future
+// holds the outputs.
 //
 // Replacing the staging: a driver with native collectives would implement
 // the collectives on device memory behind the same Work (complete in stream
