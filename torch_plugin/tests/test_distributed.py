@@ -24,20 +24,17 @@ def _env(**extra):
     return env
 
 
-def _check(proc, what):
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{what} failed (exit {proc.returncode}):\n{output[-6000:]}"
-    return proc.stdout
-
-
-def torchrun(script, *args, env=None, extra_launch=(), nproc=2):
-    command = [sys.executable, "-m", "torch.distributed.run", *extra_launch,
-               "--nproc-per-node", str(nproc), os.path.join(WORKERS, script), *args]
-    if "--nnodes" not in extra_launch:
-        command.insert(3, "--standalone")
+def torchrun(script, *args, env=None):
+    """Runs `script` as 2 ranks and returns the finished process (its output)
+    when every rank succeeded."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc-per-node", "2", os.path.join(WORKERS, script), *args]
     proc = subprocess.run(command, env=env or _env(), capture_output=True, text=True,
                           timeout=LAUNCH_TIMEOUT)
-    return _check(proc, " ".join(command[3:]))
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, \
+        f"{script} {' '.join(args)} failed (exit {proc.returncode}):\n{output[-6000:]}"
+    return proc
 
 
 def _free_port():
@@ -48,20 +45,20 @@ def _free_port():
 
 @pytest.mark.parametrize("backend", ["hal", "default", "cpu:gloo,hal:hal"])
 def test_every_collective_matches_gloo_on_cpu(backend):
-    out = torchrun("collectives.py", backend)
+    out = torchrun("collectives.py", backend).stdout
     assert out.count("collectives match") == 2, out
 
 
 def test_every_collective_through_pinned_copies():
     """cpu_ref's memory is host memory, so gloo works on it in place; this is
     the path of the other drivers: pinned twins and copies both ways."""
-    out = torchrun("collectives.py", "hal", env=_env(TORCH_HAL_DISTRIBUTED_STAGING="copy"))
+    out = torchrun("collectives.py", "hal", env=_env(TORCH_HAL_DISTRIBUTED_STAGING="copy")).stdout
     assert out.count("collectives match") == 2, out
 
 
 @pytest.mark.parametrize("staging", ["in_place", "copy"])
 def test_ddp_matches_cpu_gloo(staging):
-    out = torchrun("training.py", "ddp", env=_env(TORCH_HAL_DISTRIBUTED_STAGING=staging))
+    out = torchrun("training.py", "ddp", env=_env(TORCH_HAL_DISTRIBUTED_STAGING=staging)).stdout
     for variant in ("DDP matches", "several buckets", "find_unused_parameters",
                     "static_graph", "no_sync"):
         assert out.count(variant) == 2, out
@@ -69,19 +66,19 @@ def test_ddp_matches_cpu_gloo(staging):
 
 
 def test_fsdp2_matches_cpu_gloo():
-    out = torchrun("training.py", "fsdp")
+    out = torchrun("training.py", "fsdp").stdout
     assert out.count("FSDP2 matches CPU gloo") == 2, out
     assert out.count("FSDP2 mixed precision") == 2, out
 
 
 def test_dtensor_and_distributed_checkpoint(tmp_path):
-    out = torchrun("dtensor_checkpoint.py", str(tmp_path / "checkpoint"))
+    out = torchrun("dtensor_checkpoint.py", str(tmp_path / "checkpoint")).stdout
     assert out.count("redistribute match") == 2, out
     assert out.count("checkpoint round trip matches") == 2, out
 
 
 def test_cpu_only_program_keeps_the_default_backend():
-    out = torchrun("cpu_only.py")
+    out = torchrun("cpu_only.py").stdout
     assert out.count("ran with the default backend") == 2, out
 
 
@@ -126,16 +123,12 @@ def test_a_killed_rank_fails_the_others_naming_the_collective():
 
 @pytest.mark.parametrize("what", ["shape", "dtype"])
 def test_mismatched_tensors_across_ranks_are_named(what):
-    out = torchrun("mismatch.py", what)
+    out = torchrun("mismatch.py", what).stdout
     assert out.count(f"mismatched {what} named") == 2, out
 
 
 def test_exit_with_collectives_in_flight_after_an_error():
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc-per-node", "2", os.path.join(WORKERS, "mismatch.py"), "shape", "exit"]
-    proc = subprocess.run(command, env=_env(), capture_output=True, text=True,
-                          timeout=LAUNCH_TIMEOUT)
-    _check(proc, "mismatch.py shape exit")
+    proc = torchrun("mismatch.py", "shape", "exit")
     assert "terminate called" not in proc.stderr, proc.stderr[-3000:]
 
 
@@ -149,5 +142,5 @@ def _vulkan_available():
 def test_ddp_on_vulkan():
     if not _vulkan_available():
         pytest.skip("the vulkan driver has no device here (needs a Vulkan ICD, e.g. lavapipe)")
-    out = torchrun("training.py", "ddp", env=_env(HAL_DRIVER="vulkan"))
+    out = torchrun("training.py", "ddp", env=_env(HAL_DRIVER="vulkan")).stdout
     assert out.count("DDP matches") == 2, out

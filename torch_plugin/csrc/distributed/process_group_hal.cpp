@@ -14,7 +14,6 @@
 #include <functional>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 #include "runtime/context.hpp"
@@ -41,16 +40,13 @@ bool on_hal(const at::Tensor& t) {
 // value is the collective's outputs (as gloo's and NCCL's are).
 class StagedWork final : public c10d::Work {
  public:
-  StagedWork(int rank, c10d::OpType type, std::string name,
-             std::vector<at::Tensor> outputs, std::vector<c10::Device> devices)
+  StagedWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs,
+             std::vector<c10::Device> devices)
       : Work(rank, type),
-        name_(std::move(name)),
         outputs_(std::move(outputs)),
         future_(c10::make_intrusive<c10::ivalue::Future>(
             c10::ListType::create(c10::TensorType::get()),
             std::move(devices))) {}
-
-  const std::string& name() const { return name_; }
 
   void complete(const std::exception_ptr& error) {
     if (error) {
@@ -67,7 +63,6 @@ class StagedWork final : public c10d::Work {
   }
 
  private:
-  std::string name_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
@@ -125,6 +120,7 @@ enum class Twin { kShared, kPrivate, kScaled };
 // between them, and the call on the host backend.
 struct ProcessGroupHAL::Job {
   std::string name;
+  c10d::OpType type;
   std::vector<at::Tensor> keep_alive;     // the caller's tensors and the twins
   std::vector<at::Tensor> scaled_inputs;  // twins PREMUL_SUM scales first
   std::vector<at::Tensor> averaged_outputs;  // twins AVG divides after
@@ -141,16 +137,16 @@ struct ProcessGroupHAL::Job {
   // and shapes that have to match), compared before the host backend runs:
   // gloo given mismatched tensors crashes or corrupts instead of failing.
   std::string signature;
-  bool ranks_must_agree = true;  // false for point-to-point
-  // Point-to-point: posted in order by the staging thread, then waited for
-  // by the completion thread, so that an isend/irecv exchange between two
-  // ranks (gloo's send waits for the peer's recv) cannot deadlock.
+  // Point-to-point: no agreement to check; posted in order by the staging
+  // thread, then waited for by the completion thread, so that an isend/irecv
+  // exchange between two ranks (gloo's send waits for the peer's recv)
+  // cannot deadlock.
   bool point_to_point = false;
   c10::intrusive_ptr<c10d::Work> host_work;
   bool copies_enqueued = false;
 
-  explicit Job(std::string op_name)
-      : name(std::move(op_name)), signature(name) {}
+  Job(std::string op_name, c10d::OpType op_type)
+      : name(std::move(op_name)), type(op_type), signature(name) {}
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
@@ -170,12 +166,24 @@ struct ProcessGroupHAL::Job {
     }
   }
 
-  HostReduction& reduce_with(const c10d::ReduceOp& op) {
-    signature += c10::str(" op ", static_cast<int>(op.op_));
-    return reduction.emplace(op);
+  // `opts` with the reduction the host backend runs in place of the
+  // requested one (kept in `reduction` for the scaling around it).
+  template <class Options>
+  Options reduce_with(Options opts) {
+    signature += c10::str(" op ", static_cast<int>(opts.reduceOp.op_));
+    opts.reduceOp = reduction.emplace(opts.reduceOp).op;
+    return opts;
   }
   Twin reduced_input() const {
     return reduction->scales_inputs() ? Twin::kScaled : Twin::kShared;
+  }
+  // In-place reduction twins: scaled first where the reduction says so, and
+  // finished (an integer AVG) after.
+  std::vector<at::Tensor> reduced_inouts(const std::vector<at::Tensor>& ts) {
+    std::vector<at::Tensor> twins = inouts(ts);
+    if (reduction->scales_inputs()) scaled_inputs = twins;
+    average(twins);
+    return twins;
   }
 
   void describe(const std::vector<at::Tensor>& ts) {
@@ -350,36 +358,6 @@ std::exception_ptr ProcessGroupHAL::failure(const Job& job,
                getSize(), ": ", why)));
 }
 
-namespace {
-
-c10d::OpType op_type(const std::string& name) {
-  static const std::unordered_map<std::string, c10d::OpType> types = {
-      {"broadcast", c10d::OpType::BROADCAST},
-      {"allreduce", c10d::OpType::ALLREDUCE},
-      {"allreduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED},
-      {"reduce", c10d::OpType::REDUCE},
-      {"allgather", c10d::OpType::ALLGATHER},
-      {"_allgather_base", c10d::OpType::_ALLGATHER_BASE},
-      {"allgather_coalesced", c10d::OpType::ALLGATHER_COALESCED},
-      {"allgather_into_tensor_coalesced", c10d::OpType::COALESCED},
-      {"gather", c10d::OpType::GATHER},
-      {"scatter", c10d::OpType::SCATTER},
-      {"reduce_scatter", c10d::OpType::REDUCE_SCATTER},
-      {"_reduce_scatter_base", c10d::OpType::_REDUCE_SCATTER_BASE},
-      {"reduce_scatter_tensor_coalesced", c10d::OpType::COALESCED},
-      {"alltoall_base", c10d::OpType::ALLTOALL_BASE},
-      {"alltoall", c10d::OpType::ALLTOALL},
-      {"send", c10d::OpType::SEND},
-      {"recv", c10d::OpType::RECV},
-      {"recvAnysource", c10d::OpType::RECVANYSOURCE},
-      {"barrier", c10d::OpType::BARRIER},
-  };
-  auto it = types.find(name);
-  return it == types.end() ? c10d::OpType::UNKNOWN : it->second;
-}
-
-}  // namespace
-
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::submit(
     std::unique_ptr<Job> job) {
   std::vector<c10::Device> devices;
@@ -390,9 +368,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::submit(
     job->inputs_ready.emplace(c10::DeviceType::PrivateUse1);
     job->inputs_ready->record(current_stream(*job->device));
   }
-  job->work =
-      c10::make_intrusive<StagedWork>(getRank(), op_type(job->name), job->name,
-                                      job->results, std::move(devices));
+  job->work = c10::make_intrusive<StagedWork>(getRank(), job->type,
+                                              job->results, std::move(devices));
   auto work = job->work;
   // Jobs the threads finished are destroyed here, on the caller's thread: a
   // job may hold the last reference to a tensor whose Python object died,
@@ -485,7 +462,7 @@ void ProcessGroupHAL::run_staging_thread() {
   while (std::unique_ptr<Job> job = next(queue_, stopping_)) {
     try {
       if (job->inputs_ready) job->inputs_ready->synchronize();
-      if (job->ranks_must_agree) check_ranks_agree(*job);
+      if (!job->point_to_point) check_ranks_agree(*job);
       for (auto& twin : job->scaled_inputs) {
         job->reduction->scale(twin, getSize());
       }
@@ -531,7 +508,7 @@ void ProcessGroupHAL::run_completion_thread() {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::broadcast(
     std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
-  auto job = std::make_unique<Job>("broadcast");
+  auto job = std::make_unique<Job>("broadcast", c10d::OpType::BROADCAST);
   job->describe_root(opts.rootRank);
   job->describe(tensors);
   job->run_on_host = [this, twins = job->inouts(tensors), opts]() mutable {
@@ -542,15 +519,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::broadcast(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
-  auto job = std::make_unique<Job>("allreduce");
+  auto job = std::make_unique<Job>("allreduce", c10d::OpType::ALLREDUCE);
   job->describe(tensors);
-  HostReduction& reduction = job->reduce_with(opts.reduceOp);
-  auto twins = job->inouts(tensors);
-  if (reduction.scales_inputs()) job->scaled_inputs = twins;
-  job->average(twins);
-  c10d::AllreduceOptions host_opts = opts;
-  host_opts.reduceOp = reduction.op;
-  job->run_on_host = [this, twins, host_opts]() mutable {
+  c10d::AllreduceOptions host_opts = job->reduce_with(opts);
+  job->run_on_host = [this, host_opts,
+                      twins = job->reduced_inouts(tensors)]() mutable {
     return host_->allreduce(twins, host_opts);
   };
   return submit(std::move(job));
@@ -559,15 +532,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce_coalesced(
     std::vector<at::Tensor>& tensors,
     const c10d::AllreduceCoalescedOptions& opts) {
-  auto job = std::make_unique<Job>("allreduce_coalesced");
+  auto job = std::make_unique<Job>("allreduce_coalesced",
+                                   c10d::OpType::ALLREDUCE_COALESCED);
   job->describe(tensors);
-  HostReduction& reduction = job->reduce_with(opts.reduceOp);
-  auto twins = job->inouts(tensors);
-  if (reduction.scales_inputs()) job->scaled_inputs = twins;
-  job->average(twins);
-  c10d::AllreduceCoalescedOptions host_opts = opts;
-  host_opts.reduceOp = reduction.op;
-  job->run_on_host = [this, twins, host_opts]() mutable {
+  c10d::AllreduceCoalescedOptions host_opts = job->reduce_with(opts);
+  job->run_on_host = [this, host_opts,
+                      twins = job->reduced_inouts(tensors)]() mutable {
     return host_->allreduce_coalesced(twins, host_opts);
   };
   return submit(std::move(job));
@@ -575,24 +545,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allreduce_coalesced(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce(
     std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
-  auto job = std::make_unique<Job>("reduce");
+  auto job = std::make_unique<Job>("reduce", c10d::OpType::REDUCE);
   job->describe(tensors);
   job->describe_root(opts.rootRank);
-  HostReduction& reduction = job->reduce_with(opts.reduceOp);
+  c10d::ReduceOptions host_opts = job->reduce_with(opts);
   std::vector<at::Tensor> twins;
   if (getRank() == opts.rootRank) {
-    twins = job->inouts(tensors);
-    if (reduction.scales_inputs()) job->scaled_inputs = twins;
-    job->average(twins);
+    twins = job->reduced_inouts(tensors);
   } else {
     // gloo's reduce leaves partial sums in the other ranks' buffers; NCCL
     // leaves their tensors as they were, so gloo gets copies.
-    twins = job->inputs(
-        tensors, reduction.scales_inputs() ? Twin::kScaled : Twin::kPrivate);
+    twins =
+        job->inputs(tensors, job->reduction->scales_inputs() ? Twin::kScaled
+                                                             : Twin::kPrivate);
     job->results = tensors;
   }
-  c10d::ReduceOptions host_opts = opts;
-  host_opts.reduceOp = reduction.op;
   job->run_on_host = [this, twins, host_opts]() mutable {
     return host_->reduce(twins, host_opts);
   };
@@ -602,7 +569,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
-  auto job = std::make_unique<Job>("allgather");
+  auto job = std::make_unique<Job>("allgather", c10d::OpType::ALLGATHER);
   job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs), opts]() mutable {
@@ -613,7 +580,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
-  auto job = std::make_unique<Job>("_allgather_base");
+  auto job =
+      std::make_unique<Job>("_allgather_base", c10d::OpType::_ALLGATHER_BASE);
   job->describe({input});
   job->run_on_host = [this, out = job->output(output), in = job->input(input),
                       opts]() mutable {
@@ -625,7 +593,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_allgather_base(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather_coalesced(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
-  auto job = std::make_unique<Job>("allgather_coalesced");
+  auto job = std::make_unique<Job>("allgather_coalesced",
+                                   c10d::OpType::ALLGATHER_COALESCED);
   job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs), opts]() mutable {
@@ -637,7 +606,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather_coalesced(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather_into_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
-  auto job = std::make_unique<Job>("allgather_into_tensor_coalesced");
+  auto job = std::make_unique<Job>("allgather_into_tensor_coalesced",
+                                   c10d::OpType::COALESCED);
   job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs), opts]() mutable {
@@ -649,7 +619,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::allgather_into_tensor_coalesced(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::gather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
-  auto job = std::make_unique<Job>("gather");
+  auto job = std::make_unique<Job>("gather", c10d::OpType::GATHER);
   job->describe_root(opts.rootRank);
   job->describe(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
@@ -662,7 +632,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::scatter(
     std::vector<at::Tensor>& outputs,
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ScatterOptions& opts) {
-  auto job = std::make_unique<Job>("scatter");
+  auto job = std::make_unique<Job>("scatter", c10d::OpType::SCATTER);
   job->describe_root(opts.rootRank);
   job->describe(outputs);
   job->run_on_host = [this, out = job->outputs(outputs),
@@ -675,13 +645,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter(
     std::vector<at::Tensor>& outputs,
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
-  auto job = std::make_unique<Job>("reduce_scatter");
+  auto job =
+      std::make_unique<Job>("reduce_scatter", c10d::OpType::REDUCE_SCATTER);
   job->describe(inputs);
-  HostReduction& reduction = job->reduce_with(opts.reduceOp);
+  c10d::ReduceScatterOptions host_opts = job->reduce_with(opts);
   auto out = job->outputs(outputs);
   job->average(out);
-  c10d::ReduceScatterOptions host_opts = opts;
-  host_opts.reduceOp = reduction.op;
   job->run_on_host = [this, out, in = job->inputs(inputs, job->reduced_input()),
                       host_opts]() mutable {
     return host_->reduce_scatter(out, in, host_opts);
@@ -692,13 +661,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input,
     const c10d::ReduceScatterOptions& opts) {
-  auto job = std::make_unique<Job>("_reduce_scatter_base");
+  auto job = std::make_unique<Job>("_reduce_scatter_base",
+                                   c10d::OpType::_REDUCE_SCATTER_BASE);
   job->describe({input});
-  HostReduction& reduction = job->reduce_with(opts.reduceOp);
+  c10d::ReduceScatterOptions host_opts = job->reduce_with(opts);
   at::Tensor out = job->output(output);
   job->average({out});
-  c10d::ReduceScatterOptions host_opts = opts;
-  host_opts.reduceOp = reduction.op;
   job->run_on_host = [this, out, in = job->input(input, job->reduced_input()),
                       host_opts]() mutable {
     return host_->_reduce_scatter_base(out, in, host_opts);
@@ -709,13 +677,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::_reduce_scatter_base(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::ReduceScatterOptions& opts) {
-  auto job = std::make_unique<Job>("reduce_scatter_tensor_coalesced");
+  auto job = std::make_unique<Job>("reduce_scatter_tensor_coalesced",
+                                   c10d::OpType::COALESCED);
   job->describe(inputs);
-  HostReduction& reduction = job->reduce_with(opts.reduceOp);
+  c10d::ReduceScatterOptions host_opts = job->reduce_with(opts);
   auto out = job->outputs(outputs);
   job->average(out);
-  c10d::ReduceScatterOptions host_opts = opts;
-  host_opts.reduceOp = reduction.op;
   job->run_on_host = [this, out, in = job->inputs(inputs, job->reduced_input()),
                       host_opts]() mutable {
     return host_->reduce_scatter_tensor_coalesced(out, in, host_opts);
@@ -728,7 +695,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall_base(
     std::vector<int64_t>& output_split_sizes,
     std::vector<int64_t>& input_split_sizes,
     const c10d::AllToAllOptions& opts) {
-  auto job = std::make_unique<Job>("alltoall_base");
+  auto job =
+      std::make_unique<Job>("alltoall_base", c10d::OpType::ALLTOALL_BASE);
   job->describe_dtypes({input});
   job->run_on_host = [this, out = job->output(output), in = job->input(input),
                       output_split_sizes, input_split_sizes, opts]() mutable {
@@ -741,7 +709,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall_base(
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllToAllOptions& opts) {
-  auto job = std::make_unique<Job>("alltoall");
+  auto job = std::make_unique<Job>("alltoall", c10d::OpType::ALLTOALL);
   job->describe_dtypes(inputs);
   job->run_on_host = [this, out = job->outputs(outputs),
                       in = job->inputs(inputs), opts]() mutable {
@@ -752,8 +720,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::alltoall(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::send(
     std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
-  auto job = std::make_unique<Job>("send");
-  job->ranks_must_agree = false;
+  auto job = std::make_unique<Job>("send", c10d::OpType::SEND);
   job->point_to_point = true;
   job->run_on_host = [this, twins = job->inputs(tensors), dst_rank,
                       tag]() mutable {
@@ -764,8 +731,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::send(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recv(
     std::vector<at::Tensor>& tensors, int src_rank, int tag) {
-  auto job = std::make_unique<Job>("recv");
-  job->ranks_must_agree = false;
+  auto job = std::make_unique<Job>("recv", c10d::OpType::RECV);
   job->point_to_point = true;
   job->run_on_host = [this, twins = job->outputs(tensors), src_rank,
                       tag]() mutable {
@@ -776,8 +742,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recv(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recvAnysource(
     std::vector<at::Tensor>& tensors, int tag) {
-  auto job = std::make_unique<Job>("recvAnysource");
-  job->ranks_must_agree = false;
+  auto job =
+      std::make_unique<Job>("recvAnysource", c10d::OpType::RECVANYSOURCE);
   job->point_to_point = true;
   job->run_on_host = [this, twins = job->outputs(tensors), tag]() mutable {
     return host_->recvAnysource(twins, tag);
@@ -787,7 +753,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::recvAnysource(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHAL::barrier(
     const c10d::BarrierOptions& opts) {
-  auto job = std::make_unique<Job>("barrier");
+  auto job = std::make_unique<Job>("barrier", c10d::OpType::BARRIER);
   job->run_on_host = [this, opts] { return host_->barrier(opts); };
   return submit(std::move(job));
 }
