@@ -127,6 +127,11 @@ def test_mismatched_tensors_across_ranks_are_named(what):
     assert out.count(f"mismatched {what} named") == 2, out
 
 
+def test_tensors_on_two_devices_in_one_collective_are_refused():
+    out = torchrun("misuse.py").stdout
+    assert out.count("misuse named") == 2, out
+
+
 def test_exit_with_collectives_in_flight_after_an_error():
     proc = torchrun("mismatch.py", "shape", "exit")
     assert "terminate called" not in proc.stderr, proc.stderr[-3000:]
