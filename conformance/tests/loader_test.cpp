@@ -105,6 +105,14 @@ TEST(Loader, InitializeFails) {
                  {path, "fixture refuses to initialize: no hardware"});
 }
 
+// The graph entries come as a set: a driver with some of them is refused,
+// naming how many it has.
+TEST(Loader, SomeGraphEntriesButNotAll) {
+  const std::string path = fixture("halfgraph");
+  expect_refused(path, StatusCode::kInvalidArgument,
+                 {path, "2 of the 4 graph entries"});
+}
+
 TEST(Loader, NotALibrary) {
   const std::string path = fixture("notalib");
   ASSERT_TRUE(std::filesystem::exists(path)) << "fixture missing: " << path;
@@ -160,7 +168,7 @@ TEST(Loader, DiscoveryReportsBrokenDrivers) {
   const ScopedEnv env("HAL_DRIVER_PATH", fixture_dir());
   const std::vector<hal::DriverProbe> probes = hal::discover_drivers();
   for (const char* name : {"wrongmajor", "shorttable", "nosymbol", "nullapi",
-                           "initfail", "notalib"}) {
+                           "initfail", "halfgraph", "notalib"}) {
     const std::string path = fixture(name);
     const auto probe =
         std::find_if(probes.begin(), probes.end(),
@@ -174,7 +182,7 @@ TEST(Loader, DiscoveryReportsBrokenDrivers) {
 // After all the refusals, the driver under test works as before.
 TEST(Loader, RefusalsLeaveTheRuntimeUsable) {
   for (const char* name : {"wrongmajor", "shorttable", "nosymbol", "nullapi",
-                           "initfail", "notalib"}) {
+                           "initfail", "halfgraph", "notalib"}) {
     EXPECT_TRUE(error_of([&] { hal::Runtime::open(fixture(name)); })) << name;
   }
   const hal::Stream stream = device().create_stream();

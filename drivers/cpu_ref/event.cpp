@@ -2,6 +2,7 @@
 #include "event.hpp"
 
 #include "device.hpp"
+#include "graph.hpp"
 #include "stream.hpp"
 
 namespace cpu_ref {
@@ -69,7 +70,8 @@ hal_status* event_record(hal_event* event_handle, hal_stream* stream_handle) {
            "event of device {} cannot be recorded on a stream of device {}",
            event->device()->ordinal(), stream->device()->ordinal());
     }
-    event->record(stream);
+    Graph::Node record = Graph::RecordEvent{event};
+    if (!stream->capture(record)) event->record(stream);
   });
 }
 

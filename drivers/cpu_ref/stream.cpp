@@ -58,6 +58,10 @@ uint64_t Stream::enqueue(Operation operation, uint64_t bytes) {
   if (stopping_.load()) {
     fail(HAL_STATUS_INVALID_ARGUMENT, "stream is being destroyed");
   }
+  if (capture_) {
+    capture_->append(Graph::Work{std::move(operation), bytes});
+    return 0;
+  }
   // Only producers write enqueued_, and they hold producer_mutex_.
   const uint64_t sequence = enqueued_.load(std::memory_order_relaxed) + 1;
   const uint64_t limit = inline_limit();
@@ -120,6 +124,40 @@ void Stream::shutdown() {
   }
   if (worker_.joinable()) {
     worker_.join();
+  }
+}
+
+void Stream::begin_capture(std::shared_ptr<Graph> graph) {
+  std::lock_guard lock(producer_mutex_);
+  if (capture_) {
+    fail(HAL_STATUS_INVALID_ARGUMENT, "the stream is already capturing");
+  }
+  capture_ = std::move(graph);
+  capturing_.store(true);
+}
+
+std::shared_ptr<Graph> Stream::end_capture() {
+  std::lock_guard lock(producer_mutex_);
+  if (!capture_) {
+    fail(HAL_STATUS_INVALID_ARGUMENT, "the stream is not capturing");
+  }
+  capturing_.store(false);
+  return std::move(capture_);
+}
+
+bool Stream::is_capturing() const { return capturing_.load(); }
+
+bool Stream::capture(Graph::Node& node) {
+  std::lock_guard lock(producer_mutex_);
+  if (!capture_) return false;
+  capture_->append(std::move(node));
+  return true;
+}
+
+void Stream::refuse_while_capturing(const char* entry) const {
+  if (is_capturing()) {
+    fail(HAL_STATUS_INVALID_ARGUMENT,
+         "{} on a stream that is capturing a graph", entry);
   }
 }
 
@@ -209,6 +247,7 @@ hal_status* stream_default(hal_device* device_handle, hal_stream** out_stream) {
 hal_status* stream_synchronize(hal_stream* handle) {
   hal_status* status = guard("stream_synchronize", [&] {
     std::shared_ptr<Stream> stream = get_stream(handle);
+    stream->refuse_while_capturing("stream_synchronize");
     stream->wait_for(stream->last_enqueued());
     if (std::optional<Error> error = stream->take_error()) {
       throw *error;
@@ -221,6 +260,7 @@ hal_status* stream_query(hal_stream* handle, int32_t* out_idle) {
   return guard("stream_query", [&] {
     std::shared_ptr<Stream> stream = get_stream(handle);
     require_non_null(out_idle, "out_idle");
+    stream->refuse_while_capturing("stream_query");
     *out_idle = stream->is_complete(stream->last_enqueued()) ? 1 : 0;
   });
 }
@@ -235,16 +275,21 @@ hal_status* stream_wait_event(hal_stream* stream_handle,
            "stream of device {} cannot wait on an event of device {}",
            stream->device()->ordinal(), event->device()->ordinal());
     }
-    std::optional<RecordPoint> point = event->last_record();
-    // Same-stream waits are implied by stream order; completed ones are free.
-    if (!point || point->stream == stream ||
-        point->stream->is_complete(point->sequence)) {
-      return;
-    }
-    stream->enqueue(
-        [point = std::move(*point)] { point.stream->wait_for(point.sequence); },
-        Stream::kNeverInline);
+    Graph::Node wait = Graph::WaitEvent{event};
+    if (!stream->capture(wait)) enqueue_wait(stream, *event);
   });
+}
+
+void enqueue_wait(const std::shared_ptr<Stream>& stream, const Event& event) {
+  std::optional<RecordPoint> point = event.last_record();
+  // Same-stream waits are implied by stream order; completed ones are free.
+  if (!point || point->stream == stream ||
+      point->stream->is_complete(point->sequence)) {
+    return;
+  }
+  stream->enqueue(
+      [point = std::move(*point)] { point.stream->wait_for(point.sequence); },
+      Stream::kNeverInline);
 }
 
 }  // namespace cpu_ref

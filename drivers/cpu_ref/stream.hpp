@@ -24,6 +24,9 @@
 // usually the busier one (Python, dispatch), and work it hands off runs
 // beside it (docs/performance.md has the measurements).
 //
+// While the stream captures (begin_capture), what would be enqueued is
+// appended to the capture's graph instead (graph.hpp); nothing runs.
+//
 // Ownership: the stream registry (and the device, for its default stream)
 // hold shared_ptrs; a pending cross-stream wait holds one too, so a stream
 // object outlives its handle until nothing can wait on it any more.
@@ -38,6 +41,7 @@
 #include <thread>
 
 #include "common.hpp"
+#include "graph.hpp"
 #include "hal/driver.h"
 #include "operation.hpp"
 
@@ -65,10 +69,10 @@ class Stream {
   static constexpr uint64_t kNeverInline = UINT64_MAX;
 
   // Appends an operation that reads and writes `bytes` bytes of memory;
-  // returns its sequence number. Runs it on the calling thread instead if
-  // the stream is idle and `bytes` <= inline_limit() (device.hpp), unless that
-  // limit is 0 (inline execution off). Blocks
-  // while the ring is full. Never called by this stream's own worker.
+  // returns its sequence number (0 while capturing: it went to the graph). Runs
+  // it on the calling thread instead if the stream is idle and `bytes` <=
+  // inline_limit() (device.hpp), unless that limit is 0 (inline execution off).
+  // Blocks while the ring is full. Never called by this stream's own worker.
   uint64_t enqueue(Operation operation, uint64_t bytes);
   // Sequence number of the last enqueued operation (0 if none).
   uint64_t last_enqueued() const;
@@ -81,6 +85,17 @@ class Stream {
   std::optional<Error> take_error();
   // Runs what is queued, then stops and joins the worker. Idempotent.
   void shutdown();
+
+  // Capture: INVALID_ARGUMENT when it already captures (begin) or does not
+  // (end).
+  void begin_capture(std::shared_ptr<Graph> graph);
+  std::shared_ptr<Graph> end_capture();
+  bool is_capturing() const;
+  // Appends `node` to the capture's graph and returns true while capturing;
+  // false otherwise.
+  bool capture(Graph::Node& node);
+  // INVALID_ARGUMENT naming `entry` while capturing.
+  void refuse_while_capturing(const char* entry) const;
 
  private:
   void worker_loop();
@@ -102,7 +117,9 @@ class Stream {
   const bool is_default_;
   const std::unique_ptr<Operation[]> ring_;
 
-  std::mutex producer_mutex_;  // serializes Enqueue and Shutdown
+  std::mutex producer_mutex_;           // serializes Enqueue and Shutdown
+  std::shared_ptr<Graph> capture_;      // guarded by producer_mutex_
+  std::atomic<bool> capturing_{false};  // whether capture_ is set
 
   // The worker and the waiters block on these; the atomics they wait for
   // are announced seq_cst on both sides, so no wake-up is lost.
@@ -128,5 +145,8 @@ class Stream {
 HandleRegistry<Stream, hal_stream>& stream_registry();
 // A live stream (INVALID_ARGUMENT otherwise).
 std::shared_ptr<Stream> get_stream(const hal_stream* handle);
+// Makes later work on `stream` wait for `event`'s last record (the
+// stream_wait_event entry, and a graph's wait nodes).
+void enqueue_wait(const std::shared_ptr<Stream>& stream, const Event& event);
 
 }  // namespace cpu_ref

@@ -9,6 +9,13 @@
 // segment's list: split creates one, merge deletes one, releasing a segment
 // deletes its last one.
 //
+// A graph capture allocates from a graph pool of its own (graph_pool, a key
+// beside the stream): a block freed into it is reused only by later
+// allocations into the same pool, and its segments never go back to the
+// driver, because launches of the graph write that memory long after the
+// capture freed it. When the last graph using the pool goes, its segments
+// become ordinary cache.
+//
 // A block freed while other streams may still use it (record_stream) is
 // "pending": it stays out of the pools until the events recorded on those
 // streams at free() time have completed. Pending blocks are checked lazily,
@@ -87,6 +94,7 @@ struct CachingAllocator::Impl {
     uint64_t size = 0;
     uint64_t requested = 0;        // while allocated
     hal_stream* stream = nullptr;  // its segment's stream (a pool key)
+    uint64_t graph_pool = 0;       // its segment's graph pool (a pool key)
     Segment* segment = nullptr;
     Block* prev = nullptr;  // neighbours in the segment, by address
     Block* next = nullptr;
@@ -97,15 +105,16 @@ struct CachingAllocator::Impl {
 
   struct BlockOrder {
     bool operator()(const Block* a, const Block* b) const {
-      return std::tie(a->stream, a->size, a->ptr) <
-             std::tie(b->stream, b->size, b->ptr);
+      return std::tie(a->stream, a->graph_pool, a->size, a->ptr) <
+             std::tie(b->stream, b->graph_pool, b->size, b->ptr);
     }
   };
   using Pool = std::set<Block*, BlockOrder>;
 
   struct Segment {
     Buffer buffer;
-    Stream stream;  // keeps the handle its blocks are keyed by alive
+    Stream stream;        // keeps the handle its blocks are keyed by alive
+    uint64_t graph_pool;  // 0: the ordinary cache
     bool small;
     Block* head;  // owns the block list
   };
@@ -126,18 +135,28 @@ struct CachingAllocator::Impl {
   std::vector<PendingFree> pending;
   std::vector<Event> spare_events;
   AllocatorStats stats;
+  uint64_t last_graph_pool = 0;
+  std::unordered_map<uint64_t, int> graph_pool_users;  // retained pools
+  // Streams capturing a graph, and the pool their allocations come from.
+  std::unordered_map<hal_stream*, uint64_t> capturing;
 
   Pool& pool_of(const Segment& segment) {
     return segment.small ? small_pool : large_pool;
   }
 
-  // The smallest free block of `stream` in `pool` with at least `size` bytes.
-  Block* take_best_fit(Pool& pool, hal_stream* stream, uint64_t size) {
+  // The smallest free block of `stream` and `graph_pool` in `pool` with at
+  // least `size` bytes.
+  Block* take_best_fit(Pool& pool, hal_stream* stream, uint64_t graph_pool,
+                       uint64_t size) {
     Block key;
     key.stream = stream;
+    key.graph_pool = graph_pool;
     key.size = size;
     auto it = pool.lower_bound(&key);
-    if (it == pool.end() || (*it)->stream != stream) return nullptr;
+    if (it == pool.end() || (*it)->stream != stream ||
+        (*it)->graph_pool != graph_pool) {
+      return nullptr;
+    }
     Block* block = *it;
     pool.erase(it);
     return block;
@@ -151,6 +170,7 @@ struct CachingAllocator::Impl {
     rest->ptr = block->ptr + size;
     rest->size = block->size - size;
     rest->stream = block->stream;
+    rest->graph_pool = block->graph_pool;
     rest->segment = block->segment;
     rest->prev = block;
     rest->next = block->next;
@@ -239,6 +259,33 @@ struct CachingAllocator::Impl {
     return !segment.head->next && segment.head->state == BlockState::kFree;
   }
 
+  // A segment that may go back to the driver once its stream is idle: a
+  // graph pool's memory stays while a graph may still use it, and a stream
+  // that captures cannot be synchronized.
+  bool is_releasable(const Segment& segment) const {
+    return is_unused(segment) && segment.graph_pool == 0 &&
+           !capturing.contains(segment.stream.handle());
+  }
+
+  // Hands the segments of a graph pool no graph uses any more to the
+  // ordinary cache.
+  void dissolve_graph_pool(uint64_t graph_pool) {
+    for (auto& [ptr, segment] : segments) {
+      if (segment->graph_pool != graph_pool) continue;
+      segment->graph_pool = 0;
+      for (Block* b = segment->head; b; b = b->next) {
+        if (b->state != BlockState::kFree) {
+          b->graph_pool = 0;
+          continue;
+        }
+        Pool& pool = pool_of(*segment);
+        pool.erase(b);
+        b->graph_pool = 0;
+        pool.insert(b);
+      }
+    }
+  }
+
   // Synchronizes each stream of `segments` that satisfy `select`, once.
   template <typename Select>
   void synchronize_streams_of(Select&& select) {
@@ -259,11 +306,12 @@ struct CachingAllocator::Impl {
   // the work queued on its stream is done. A stream error thrown by the
   // synchronization propagates, with nothing released.
   void release_free_segments() {
-    synchronize_streams_of(is_unused);
+    synchronize_streams_of(
+        [this](const Segment& segment) { return is_releasable(segment); });
     for (auto it = segments.begin(); it != segments.end();) {
       Segment& segment = *it->second;
       Block* block = segment.head;
-      if (!is_unused(segment)) {
+      if (!is_releasable(segment)) {
         ++it;
         continue;
       }
@@ -285,15 +333,17 @@ struct CachingAllocator::Impl {
 
   // A new segment holding one free block, for `stream`; throws hal::Error
   // (OUT_OF_MEMORY among others) from the driver.
-  Block* allocate_segment(const SizeClass& size_class, const Stream& stream) {
+  Block* allocate_segment(const SizeClass& size_class, const Stream& stream,
+                          uint64_t graph_pool) {
     const bool small = size_class.small;
     const uint64_t bytes = size_class.segment_bytes;
     auto segment = std::make_unique<Segment>(
-        Segment{device.allocate(bytes), stream, small, nullptr});
+        Segment{device.allocate(bytes), stream, graph_pool, small, nullptr});
     auto* block = new Block;
     block->ptr = segment->buffer.ptr();
     block->size = bytes;
     block->stream = stream.handle();
+    block->graph_pool = graph_pool;
     block->segment = segment.get();
     segment->head = block;
     segments.emplace(block->ptr, std::move(segment));
@@ -339,11 +389,14 @@ struct CachingAllocator::Impl {
                       const Stream& stream) {
     Pool& pool = size_class.small ? small_pool : large_pool;
     const uint64_t size = size_class.block_bytes;
-    if (Block* block = take_best_fit(pool, stream.handle(), size)) {
+    const auto capture = capturing.find(stream.handle());
+    const uint64_t graph_pool =
+        capture == capturing.end() ? 0 : capture->second;
+    if (Block* block = take_best_fit(pool, stream.handle(), graph_pool, size)) {
       return block;
     }
     try {
-      return allocate_segment(size_class, stream);
+      return allocate_segment(size_class, stream, graph_pool);
     } catch (const Error& error) {
       if (!is_oom(error)) throw;
       logger().debug(
@@ -351,11 +404,11 @@ struct CachingAllocator::Impl {
           format_bytes(size_class.segment_bytes));
     }
     flush_cache();
-    if (Block* block = take_best_fit(pool, stream.handle(), size)) {
+    if (Block* block = take_best_fit(pool, stream.handle(), graph_pool, size)) {
       return block;
     }
     try {
-      return allocate_segment(size_class, stream);
+      return allocate_segment(size_class, stream, graph_pool);
     } catch (const Error& error) {
       if (!is_oom(error)) throw;
       throw_oom(requested, size_class, error);
@@ -483,6 +536,55 @@ uint64_t CachingAllocator::block_size(hal_devptr ptr) const {
     }
   }
   return 0;
+}
+
+uint64_t CachingAllocator::new_graph_pool() {
+  std::lock_guard lock(impl_->mutex);
+  return ++impl_->last_graph_pool;
+}
+
+void CachingAllocator::retain_graph_pool(uint64_t graph_pool) {
+  std::lock_guard lock(impl_->mutex);
+  if (graph_pool == 0 || graph_pool > impl_->last_graph_pool) {
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("caching allocator: {} is not a graph pool of "
+                            "this allocator (new_graph_pool makes one)",
+                            graph_pool));
+  }
+  ++impl_->graph_pool_users[graph_pool];
+}
+
+void CachingAllocator::release_graph_pool(uint64_t graph_pool) {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->graph_pool_users.find(graph_pool);
+  if (it == impl_->graph_pool_users.end()) {
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("caching allocator: graph pool {} is not retained",
+                            graph_pool));
+  }
+  if (--it->second > 0) return;
+  impl_->graph_pool_users.erase(it);
+  impl_->dissolve_graph_pool(graph_pool);
+}
+
+void CachingAllocator::begin_allocating_to_graph_pool(const Stream& stream,
+                                                      uint64_t graph_pool) {
+  std::lock_guard lock(impl_->mutex);
+  if (!impl_->graph_pool_users.contains(graph_pool)) {
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("caching allocator: graph pool {} is not retained",
+                            graph_pool));
+  }
+  if (!impl_->capturing.emplace(stream.handle(), graph_pool).second) {
+    throw Error(StatusCode::kInvalidArgument,
+                "caching allocator: the stream already allocates to a graph "
+                "pool");
+  }
+}
+
+void CachingAllocator::end_allocating_to_graph_pool(const Stream& stream) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->capturing.erase(stream.handle());
 }
 
 const Device& CachingAllocator::device() const { return impl_->device; }

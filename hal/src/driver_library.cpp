@@ -214,6 +214,23 @@ void check_table(const hal_driver_api* table, const std::string& path) {
   }
 }
 
+// The graph entries come as a set (driver.h): the core either records a
+// capture itself or leaves all of it to the driver.
+void check_graph_entries(const hal_driver_api& api, const std::string& path) {
+  const int present = (api.stream_begin_capture != nullptr) +
+                      (api.stream_end_capture != nullptr) +
+                      (api.graph_launch != nullptr) +
+                      (api.graph_destroy != nullptr);
+  if (present != 0 && present != 4) {
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{}: the driver implements {} of the 4 graph "
+                            "entries (stream_begin_capture, "
+                            "stream_end_capture, graph_launch, "
+                            "graph_destroy); a driver has all or none",
+                            path, present));
+  }
+}
+
 hal_driver_api copy_table(const hal_driver_api& table) {
   hal_driver_api copy{};
   size_t size = std::min(table.struct_size, sizeof(hal_driver_api));
@@ -258,6 +275,7 @@ std::shared_ptr<DriverLibrary> load_file(Loader& state, const std::string& file,
   const hal_driver_api* table = get_api(HAL_ABI_MAJOR);
   check_table(table, shown);
   hal_driver_api api = copy_table(*table);
+  check_graph_entries(api, shown);
   // HAL_VALIDATION: from here on, every call (initialize included) goes
   // through the layer.
   if (const int level = validation::level(); level > 0) {

@@ -42,6 +42,7 @@ void Event::record(const Stream& stream) const {
                     "device {}",
                     state_->device.ordinal(), stream.device().ordinal()));
   }
+  if (stream.record_if_capturing(*this)) return;
   HAL_CALL(state_->device.api(), event_record, state_->handle, stream.handle());
 }
 

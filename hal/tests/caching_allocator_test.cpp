@@ -232,6 +232,44 @@ TEST_F(CachingAllocatorTest, EmptyCacheReturnsUnusedSegments) {
   EXPECT_EQ(s.num_cache_flushes, 2u);
 }
 
+// A capture's blocks are reused by later captures into the same graph pool,
+// never by other work, and stay reserved until the pool's last user lets go.
+TEST_F(CachingAllocatorTest, GraphPoolKeepsItsBlocksFromOtherWork) {
+  const uint64_t graph_pool = allocator_.new_graph_pool();
+  EXPECT_NE(graph_pool, 0u);
+  expect_error(StatusCode::kInvalidArgument, [&] {
+    allocator_.begin_allocating_to_graph_pool(stream_, graph_pool);
+  });
+  allocator_.retain_graph_pool(graph_pool);
+  allocator_.begin_allocating_to_graph_pool(stream_, graph_pool);
+  expect_error(StatusCode::kInvalidArgument, [&] {
+    allocator_.begin_allocating_to_graph_pool(stream_, graph_pool);
+  });
+  const hal_devptr captured = allocator_.allocate(100 * kKiB, stream_);
+  allocator_.free(captured);
+  allocator_.end_allocating_to_graph_pool(stream_);
+
+  const hal_devptr eager = allocator_.allocate(100 * kKiB, stream_);
+  EXPECT_NE(eager, captured);
+  allocator_.free(eager);
+  allocator_.begin_allocating_to_graph_pool(stream_, graph_pool);
+  EXPECT_EQ(allocator_.allocate(100 * kKiB, stream_), captured);
+  allocator_.free(captured);
+  allocator_.end_allocating_to_graph_pool(stream_);
+
+  const uint64_t reserved = allocator_.stats().reserved_bytes;
+  allocator_.empty_cache();
+  EXPECT_EQ(allocator_.stats().reserved_bytes, reserved - 2 * kMiB)
+      << "only the ordinary segment goes back while the pool is retained";
+  allocator_.release_graph_pool(graph_pool);
+  allocator_.empty_cache();
+  EXPECT_EQ(allocator_.stats().reserved_bytes, 0u);
+  expect_error(StatusCode::kInvalidArgument,
+               [&] { allocator_.release_graph_pool(graph_pool); });
+  expect_error(StatusCode::kInvalidArgument,
+               [&] { allocator_.retain_graph_pool(graph_pool + 1); });
+}
+
 TEST_F(CachingAllocatorTest, RejectsAddressesItDidNotHandOut) {
   hal_devptr ptr = allocator_.allocate(4 * kKiB, stream_);
   expect_error(StatusCode::kInvalidArgument, [&] { allocator_.free(0x1234); });

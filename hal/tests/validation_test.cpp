@@ -239,6 +239,49 @@ TEST_F(Validation, HandleOfAnotherDriver) {
 
 // The counting driver counts its live objects: a call the layer refuses
 // must leave that count alone.
+// A capture invites its own misuse: what a stream may not do while it
+// captures, graphs of another device, destroyed graphs, and graphs leaked.
+TEST_F(Validation, GraphMisuse) {
+  hal_stream* stream = nullptr;
+  ASSERT_EQ(call(api().stream_create(device().handle(), 0, &stream)).code,
+            hal::StatusCode::kOk);
+  hal_stream* const default_stream = device().default_stream().handle();
+  expect_violation(api().stream_begin_capture(default_stream),
+                   "stream_begin_capture", "is the default stream");
+  hal_graph* graph = nullptr;
+  expect_violation(api().stream_end_capture(stream, &graph),
+                   "stream_end_capture", "is not capturing");
+  ASSERT_EQ(call(api().stream_begin_capture(stream)).code,
+            hal::StatusCode::kOk);
+  expect_violation(api().stream_begin_capture(stream), "stream_begin_capture",
+                   "while it captures a graph");
+  expect_violation(api().stream_synchronize(stream), "stream_synchronize",
+                   "synchronize on stream");
+  std::vector<uint8_t> pageable(64);
+  const hal::Buffer buffer = device().allocate(64);
+  expect_violation(api().copy(stream, HAL_COPY_HOST_TO_DEVICE, buffer.ptr(),
+                              reinterpret_cast<uintptr_t>(pageable.data()), 64),
+                   "copy", "not pinned");
+  expect_violation(api().stream_destroy(stream), "stream_destroy",
+                   "while it captures a graph");
+  ASSERT_EQ(call(api().stream_end_capture(stream, &graph)).code,
+            hal::StatusCode::kOk);
+
+  const hal::Stream elsewhere = device(1).create_stream();
+  expect_violation(api().graph_launch(graph, elsewhere.handle()),
+                   "graph_launch", "is of device 0");
+  const auto leaks = hal::validation::leaks(*runtime_);
+  EXPECT_TRUE(std::any_of(leaks.begin(), leaks.end(), [](const auto& leak) {
+    return leak.kind == "graph";
+  }));
+  ASSERT_EQ(call(api().graph_launch(graph, stream)).code, hal::StatusCode::kOk);
+  ASSERT_EQ(call(api().stream_synchronize(stream)).code, hal::StatusCode::kOk);
+  ASSERT_EQ(call(api().graph_destroy(graph)).code, hal::StatusCode::kOk);
+  expect_violation(api().graph_launch(graph, stream), "graph_launch",
+                   "used after it was destroyed");
+  ASSERT_EQ(call(api().stream_destroy(stream)).code, hal::StatusCode::kOk);
+}
+
 TEST_F(Validation, TheDriverNeverSeesAViolation) {
   const hal::Device counting =
       hal::Runtime::open(COUNTING_DRIVER_PATH).device();

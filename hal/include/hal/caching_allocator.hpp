@@ -11,6 +11,15 @@
 // used on other streams (record_stream), free() records an event on each of
 // them and the block is reused only once all those events have completed.
 //
+// Graph capture (graph.hpp) needs memory of its own: a graph's launches read
+// and write the blocks its capture allocated, long after the capture freed
+// them. Between begin_allocating_to_graph_pool and
+// end_allocating_to_graph_pool, a stream's allocations come from a graph
+// pool, whose blocks are reused only by allocations into the same pool and
+// never handed back to the driver; when the last user releases the pool,
+// its memory becomes ordinary cache again. Several captures may share a pool
+// when their graphs run in the order they were captured (as CUDA's).
+//
 // When the driver reports OUT_OF_MEMORY, the allocator synchronizes pending
 // frees, returns every unused cached segment to the driver and tries once
 // more; only then does allocate() throw hal::Error(OUT_OF_MEMORY), which
@@ -63,6 +72,19 @@ class HAL_API CachingAllocator {
 
   // Returns every unused cached segment to the driver.
   void empty_cache();
+
+  // A new graph pool's id (never 0); no memory until an allocation needs it.
+  uint64_t new_graph_pool();
+  // A graph that uses the pool holds it from capture until it is destroyed.
+  // INVALID_ARGUMENT for an id new_graph_pool did not return (retain) or
+  // one not retained (release).
+  void retain_graph_pool(uint64_t graph_pool);
+  void release_graph_pool(uint64_t graph_pool);
+  // `stream`'s allocations come from the retained `graph_pool` until the
+  // end call. INVALID_ARGUMENT if it already allocates to a pool.
+  void begin_allocating_to_graph_pool(const Stream& stream,
+                                      uint64_t graph_pool);
+  void end_allocating_to_graph_pool(const Stream& stream);
 
   AllocatorStats stats() const;
   void reset_peak_stats();

@@ -1,4 +1,4 @@
-/* HAL driver ABI, version 1.
+/* HAL driver ABI, version 1.2.
  *
  * This header is everything a driver sees of HAL. A driver is a shared library
  * named libhal_driver_<name>.so that exports exactly one C symbol,
@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define HAL_ABI_MAJOR 1
-#define HAL_ABI_MINOR 1 /* 1: HAL_ARG_NONE */
+#define HAL_ABI_MINOR 2 /* 1: HAL_ARG_NONE; 2: graphs */
 
 /* Symbol every driver exports, and its signature. */
 #define HAL_DRIVER_ENTRY_POINT "hal_driver_get_api"
@@ -97,6 +97,7 @@ typedef struct hal_stream hal_stream;
 typedef struct hal_event hal_event;
 typedef struct hal_module hal_module;
 typedef struct hal_kernel hal_kernel;
+typedef struct hal_graph hal_graph; /* since ABI 1.2 */
 
 /* A device address. Inside an allocation [p, p + bytes) every address is
  * valid, so p + offset names the byte at that offset. 0 is never valid. */
@@ -323,6 +324,38 @@ typedef struct HalDriverApi {
    * operation completes. */
   hal_status* (*launch)(hal_stream* stream, hal_kernel* kernel,
                         const hal_arg* args, uint32_t num_args);
+
+  /* --- graphs (since ABI 1.2) ---
+   *
+   * Stream capture, as in CUDA graphs. Between begin and end capture, the
+   * copies, fills, launches, event records and event waits enqueued on the
+   * stream are checked as usual and recorded into a graph instead of run;
+   * graph_launch runs the recording on any stream of the device, any number
+   * of times, in that stream's order. Addresses, scalars and fill patterns
+   * are fixed at capture time. Recorded events are recorded again, on the
+   * launching stream, at their point of each launch; recorded waits wait on
+   * each event's record at launch time.
+   *
+   * A driver implements all four entries or none: without them the core
+   * records the calls itself and replays them one by one, so every driver
+   * has graphs. The core enforces, before any of these entries is called:
+   * the default stream is never captured; while a stream captures, it is
+   * not synchronized or queried, copies to or from host memory are refused,
+   * and it is not destroyed. */
+
+  /* Starts capturing `stream`. INVALID_ARGUMENT if it already captures. */
+  hal_status* (*stream_begin_capture)(hal_stream* stream);
+  /* Ends the capture and returns what it recorded (possibly nothing) as a
+   * new graph; the stream runs work again from here. INVALID_ARGUMENT if the
+   * stream does not capture. */
+  hal_status* (*stream_end_capture)(hal_stream* stream, hal_graph** out_graph);
+  /* Enqueues one run of the graph on `stream` (a stream of the graph's
+   * device that does not capture, else INVALID_ARGUMENT). The memory the
+   * graph uses must stay valid until the run completes. */
+  hal_status* (*graph_launch)(hal_graph* graph, hal_stream* stream);
+  /* Destroys the graph. UNAVAILABLE, destroying nothing, while a launch of
+   * it has not completed. */
+  hal_status* (*graph_destroy)(hal_graph* graph);
 } hal_driver_api;
 
 /* Every entry of hal_driver_api, in table order: X(field) per entry. Code
@@ -357,7 +390,11 @@ typedef struct HalDriverApi {
   X(module_load)                  \
   X(module_unload)                \
   X(kernel_lookup)                \
-  X(launch)
+  X(launch)                       \
+  X(stream_begin_capture)         \
+  X(stream_end_capture)           \
+  X(graph_launch)                 \
+  X(graph_destroy)
 
 /* The list names every entry field, from `initialize` to the end. Each entry
    adds `+1` to a leading 0, so the term stays bare. */

@@ -6,6 +6,7 @@
 #include "hal/device.hpp"
 #include "hal/driver.h"
 #include "hal/event.hpp"
+#include "hal/graph.hpp"
 #include "hal/kernel.hpp"
 #include "hal/runtime.hpp"
 #include "hal/standard_kernels.h"

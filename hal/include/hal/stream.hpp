@@ -4,6 +4,12 @@
 // A cheap, copyable handle; the driver stream is destroyed (after its work
 // finishes) when the last handle goes, except the device's default stream,
 // which lives as long as the device. Cross-stream order goes through Events.
+//
+// A stream other than the default one can capture its work into a Graph
+// (graph.hpp): between begin_capture() and end_capture() its copies between
+// device memory, fills, launches and event operations are recorded, not run;
+// synchronize(), query() and copies with a host side are refused with a
+// clear error while it captures.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +23,7 @@
 namespace hal {
 
 class Event;
+class Graph;
 class Kernel;
 namespace detail {
 struct StreamState;
@@ -41,6 +48,14 @@ class HAL_API Stream {
   bool query() const;  // true when idle
   void wait(const Event& event) const;
 
+  // Starts recording this stream's work (graph.hpp). INVALID_ARGUMENT on the
+  // default stream, or when it already captures.
+  void begin_capture() const;
+  // Ends the capture and returns what it recorded; the stream runs work again.
+  // INVALID_ARGUMENT when it does not capture.
+  Graph end_capture() const;
+  bool is_capturing() const;
+
   Device device() const;
   hal_stream* handle() const;
   friend bool operator==(const Stream& a, const Stream& b) {
@@ -49,7 +64,15 @@ class HAL_API Stream {
 
  private:
   friend class Device;
+  friend class Event;
+  friend class Graph;
   explicit Stream(std::shared_ptr<detail::StreamState> state);
+  // Throws INVALID_ARGUMENT naming `what` while the stream captures.
+  void refuse_while_capturing(const char* what) const;
+  // Records an event record into the core's recording of a capture; false
+  // when the call goes to the driver.
+  bool record_if_capturing(const Event& event) const;
+
   std::shared_ptr<detail::StreamState> state_;
 };
 

@@ -126,6 +126,9 @@ std::vector<Leak> Layer::leaks() {
   for (const auto& [handle, module] : modules_) {
     add("module", module, hex(handle), "unloaded");
   }
+  for (const auto& [handle, graph] : graphs_) {
+    add("graph", graph, hex(handle), "destroyed");
+  }
   return found;
 }
 
@@ -278,6 +281,27 @@ Layer::Problem Layer::check_launch(hal_stream* stream, hal_kernel* kernel,
     }
   }
   return std::nullopt;
+}
+
+Layer::Problem Layer::check_graph(hal_graph* graph,
+                                  hal_device** out_device) const {
+  if (graph == nullptr) return "the graph is NULL";
+  if (auto it = graphs_.find(graph); it != graphs_.end()) {
+    *out_device = it->second.device;
+    return std::nullopt;
+  }
+  if (destroyed_.contains(graph)) {
+    return fmt::format("graph {} is used after it was destroyed", hex(graph));
+  }
+  return fmt::format("{} is not a graph of driver {}", hex(graph),
+                     driver_.name);
+}
+
+Layer::Problem Layer::check_not_capturing(hal_stream* stream,
+                                          const char* entry) const {
+  if (!capturing_.contains(stream)) return std::nullopt;
+  return fmt::format("{} on stream {} while it captures a graph", entry,
+                     hex(stream));
 }
 
 // --- Entries: devices --------------------------------------------------------
@@ -517,6 +541,7 @@ hal_status* Layer::stream_destroy(hal_stream* stream) {
     std::lock_guard lock(mutex_);
     hal_device* device = nullptr;
     HAL_VALIDATE(stream_destroy, check_stream(stream, &device));
+    HAL_VALIDATE(stream_destroy, check_not_capturing(stream, "destroy"));
     if (default_streams_.contains(stream)) {
       return violation("stream_destroy",
                        fmt::format("stream {} is the default stream of {}",
@@ -561,6 +586,8 @@ hal_status* Layer::stream_synchronize(hal_stream* stream) {
     std::lock_guard lock(mutex_);
     hal_device* device = nullptr;
     HAL_VALIDATE(stream_synchronize, check_stream(stream, &device));
+    HAL_VALIDATE(stream_synchronize,
+                 check_not_capturing(stream, "synchronize"));
   }
   return HAL_FORWARD(stream_synchronize, stream);
 }
@@ -570,6 +597,7 @@ hal_status* Layer::stream_query(hal_stream* stream, int32_t* out_idle) {
     std::lock_guard lock(mutex_);
     hal_device* device = nullptr;
     HAL_VALIDATE(stream_query, check_stream(stream, &device));
+    HAL_VALIDATE(stream_query, check_not_capturing(stream, "query"));
   }
   HAL_VALIDATE(stream_query, null_out(out_idle, "out_idle"));
   return HAL_FORWARD(stream_query, stream, out_idle);
@@ -731,6 +759,16 @@ hal_status* Layer::copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst,
         if (address == 0) {
           return violation("copy", fmt::format("the {} is NULL", side));
         }
+        if (!on_device && capturing_.contains(stream) &&
+            !devices_.at(device).host_allocations.contains(
+                reinterpret_cast<void*>(address))) {
+          // Only pinned memory is copied in stream order, so only it can
+          // be read or written by a later launch of the graph.
+          return violation(
+              "copy", fmt::format("the {} is host memory that is not pinned "
+                                  "(host_alloc), on a stream that captures",
+                                  side));
+        }
         if (!on_device) continue;
         if (auto problem = check_range(device, address, bytes, peer_ok)) {
           return violation("copy", fmt::format("{}: {}", side, *problem));
@@ -861,6 +899,91 @@ hal_status* Layer::launch(hal_stream* stream, hal_kernel* kernel,
     HAL_VALIDATE(launch, check_launch(stream, kernel, args, num_args));
   }
   return HAL_FORWARD(launch, stream, kernel, args, num_args);
+}
+
+// --- Entries: graphs ---------------------------------------------------------
+
+hal_status* Layer::stream_begin_capture(hal_stream* stream) {
+  {
+    std::lock_guard lock(mutex_);
+    hal_device* device = nullptr;
+    HAL_VALIDATE(stream_begin_capture, check_stream(stream, &device));
+    if (default_streams_.contains(stream)) {
+      return violation("stream_begin_capture",
+                       fmt::format("stream {} is the default stream of {}",
+                                   hex(stream), describe_device(device)));
+    }
+    HAL_VALIDATE(stream_begin_capture,
+                 check_not_capturing(stream, "begin capture"));
+  }
+  hal_status* status = HAL_FORWARD(stream_begin_capture, stream);
+  if (status == nullptr) {
+    std::lock_guard lock(mutex_);
+    capturing_.insert(stream);
+  }
+  return status;
+}
+
+hal_status* Layer::stream_end_capture(hal_stream* stream,
+                                      hal_graph** out_graph) {
+  hal_device* device = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    HAL_VALIDATE(stream_end_capture, check_stream(stream, &device));
+    if (!capturing_.contains(stream)) {
+      return violation("stream_end_capture",
+                       fmt::format("stream {} is not capturing", hex(stream)));
+    }
+  }
+  HAL_VALIDATE(stream_end_capture, null_out(out_graph, "out_graph"));
+  hal_graph* graph = nullptr;
+  hal_status* status = HAL_FORWARD(stream_end_capture, stream, &graph);
+  std::lock_guard lock(mutex_);
+  capturing_.erase(stream);  // the ABI ends the capture either way
+  if (status != nullptr) return status;
+  forget_destroyed(graph);
+  graphs_.insert_or_assign(graph, owned(device));
+  *out_graph = graph;
+  return nullptr;
+}
+
+hal_status* Layer::graph_launch(hal_graph* graph, hal_stream* stream) {
+  {
+    std::lock_guard lock(mutex_);
+    hal_device* graph_device = nullptr;
+    hal_device* stream_device = nullptr;
+    HAL_VALIDATE(graph_launch, check_graph(graph, &graph_device));
+    HAL_VALIDATE(graph_launch, check_stream(stream, &stream_device));
+    if (graph_device != stream_device) {
+      return violation(
+          "graph_launch",
+          fmt::format("graph {} is of {}, stream {} of {}", hex(graph),
+                      describe_device(graph_device), hex(stream),
+                      describe_device(stream_device)));
+    }
+    HAL_VALIDATE(graph_launch, check_not_capturing(stream, "launch a graph"));
+  }
+  return HAL_FORWARD(graph_launch, graph, stream);
+}
+
+hal_status* Layer::graph_destroy(hal_graph* graph) {
+  std::optional<Owned> taken;
+  {
+    std::lock_guard lock(mutex_);
+    hal_device* device = nullptr;
+    HAL_VALIDATE(graph_destroy, check_graph(graph, &device));
+    auto it = graphs_.find(graph);
+    taken = it->second;
+    graphs_.erase(it);
+    destroyed_[graph] = "graph";
+  }
+  hal_status* status = HAL_FORWARD(graph_destroy, graph);
+  if (status != nullptr) {  // e.g. UNAVAILABLE: still running, still live
+    std::lock_guard lock(mutex_);
+    destroyed_.erase(graph);
+    graphs_.insert_or_assign(graph, *taken);
+  }
+  return status;
 }
 
 #undef HAL_VALIDATE

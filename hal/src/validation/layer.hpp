@@ -87,6 +87,10 @@ class Layer {
                             const char* name, hal_kernel** out_kernel);
   hal_status* launch(hal_stream* stream, hal_kernel* kernel,
                      const hal_arg* args, uint32_t num_args);
+  hal_status* stream_begin_capture(hal_stream* stream);
+  hal_status* stream_end_capture(hal_stream* stream, hal_graph** out_graph);
+  hal_status* graph_launch(hal_graph* graph, hal_stream* stream);
+  hal_status* graph_destroy(hal_graph* graph);
 
  private:
   // Something the caller created and must destroy.
@@ -117,6 +121,9 @@ class Layer {
   Problem check_device(hal_device* device) const;
   Problem check_stream(hal_stream* stream, hal_device** out_device) const;
   Problem check_event(hal_event* event, hal_device** out_device) const;
+  Problem check_graph(hal_graph* graph, hal_device** out_device) const;
+  // What `entry` may not do on a stream that captures a graph.
+  Problem check_not_capturing(hal_stream* stream, const char* entry) const;
   // [address, address + bytes) inside one live allocation of `device` (or,
   // where `peer_ok`, of another device of the driver).
   Problem check_range(hal_device* device, uint64_t address, uint64_t bytes,
@@ -146,6 +153,8 @@ class Layer {
   std::unordered_map<hal_event*, EventRecord> events_;
   std::unordered_map<hal_module*, Owned> modules_;
   std::unordered_map<hal_kernel*, KernelRecord> kernels_;
+  std::unordered_set<hal_stream*> capturing_;  // streams between begin and end
+  std::unordered_map<hal_graph*, Owned> graphs_;
   // Handles the caller destroyed, until the driver hands the address out
   // again: their use is named "use after destroy", not "unknown handle".
   std::unordered_map<const void*, const char*> destroyed_;
