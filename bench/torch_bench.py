@@ -24,6 +24,14 @@ Families:
   examples/reference_models.py (zero_grad, forward, CrossEntropy, backward,
   optimizer step; torch.optim's default implementation for each device),
   synchronized at the end of every step.
+- compiled/<model>_<optimizer>: the same step with the model compiled on
+  hal (torch.compile(backend="hal"): forward and backward replayed as HAL
+  graphs, docs/graphs.md) against eager torch CPU; compiled/ over train/
+  on hal, from the same run, is what compiling gains.
+- graph/add_16: GRAPH_OPS adds of 16 elements captured into one
+  torch.hal.HALGraph, replayed, then a synchronize, per op; the torch_cpu
+  side runs them eagerly. graph/ over eager/add_16 on hal is what a replay
+  saves per launch.
 
 Each hal benchmark counts the CPU fallbacks of its timed loop (counter
 `fallbacks`, per op or step; report.py prints it): a nonzero count means
@@ -160,7 +168,7 @@ def item_setup(device):
 
 # ------------------------------------------------------------------- training
 
-def training_step(model_name, optimizer_name):
+def training_step(model_name, optimizer_name, compiled=False):
     def setup(device):
         reference = reference_models.REFERENCE_MODELS[model_name]
         inputs, targets = reference.make_data(torch.Generator().manual_seed(0))
@@ -170,6 +178,10 @@ def training_step(model_name, optimizer_name):
         optimizer = reference_models.make_optimizer(
             optimizer_name, model.parameters(), reference.learning_rates[optimizer_name])
         loss_function = nn.CrossEntropyLoss()
+        run = model
+        if compiled and device.type == "hal":
+            torch._dynamo.reset()
+            run = torch.compile(model, backend="hal")
         batch = reference.batch_size
         batches = inputs.shape[0] // batch
         steps = 0
@@ -180,7 +192,7 @@ def training_step(model_name, optimizer_name):
             steps += 1
             x, y = inputs[offset:offset + batch], targets[offset:offset + batch]
             optimizer.zero_grad()
-            logits = model(x)
+            logits = run(x)
             loss = loss_function(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
             loss.backward()
             optimizer.step()
@@ -191,7 +203,31 @@ def training_step(model_name, optimizer_name):
     return setup
 
 
+def graph_replay(count):
+    def setup(device):
+        a, b, _, _ = small_inputs(device)
+        out = torch.empty_like(a)
+        if device.type != "hal":
+            return ops_then_synchronize(lambda *_: torch.add(a, b, out=out),
+                                        count)(device)
+        graph = torch.hal.HALGraph()
+        with torch.hal.graph(graph):
+            for _ in range(count):
+                torch.add(a, b, out=out)
+
+        def step():
+            graph.replay()
+            synchronize(device)
+
+        return step
+
+    return setup
+
+
 TRAINING = [("mlp", "sgd"), ("mlp", "adam"), ("cnn", "adam"), ("transformer", "adamw")]
+COMPILED = [("mlp", "sgd"), ("transformer", "adamw")]
+# As many launches as a small model's training step makes.
+GRAPH_OPS = 256
 
 CASES = (
     [Case(f"eager/{name}", ops_then_synchronize(op, OPS_PER_BATCH), OPS_PER_BATCH)
@@ -200,7 +236,11 @@ CASES = (
        for name in ("add_16", "matmul_64x64")]
     + [Case("latency/item", item_setup)]
     + [Case(f"train/{model}_{optimizer}", training_step(model, optimizer))
-       for model, optimizer in TRAINING])
+       for model, optimizer in TRAINING]
+    + [Case(f"compiled/{model}_{optimizer}",
+            training_step(model, optimizer, compiled=True))
+       for model, optimizer in COMPILED]
+    + [Case("graph/add_16", graph_replay(GRAPH_OPS), GRAPH_OPS)])
 
 
 # ------------------------------------------------------------------- main

@@ -11,6 +11,7 @@
 #include "aten/native/launch.hpp"
 #include "runtime/context.hpp"
 #include "runtime/generator.hpp"
+#include "runtime/graph.hpp"
 
 namespace torch_hal {
 namespace {
@@ -129,9 +130,27 @@ c10::Dict<std::string, int64_t> py_fallback_stats() {
 
 void py_reset_fallback_stats() { reset_fallback_counts(); }
 
+int64_t py_new_graph_pool(int64_t index) {
+  return new_graph_pool(static_cast<c10::DeviceIndex>(index));
+}
+
+bool py_is_capturing(int64_t index) {
+  return is_capturing(static_cast<c10::DeviceIndex>(index));
+}
+
 }  // namespace
 
 TORCH_LIBRARY(hal, m) {
+  m.class_<CapturedGraph>("Graph")
+      .def(torch::init<>())
+      .def("capture_begin", &CapturedGraph::capture_begin)
+      .def("capture_end", &CapturedGraph::capture_end)
+      .def("replay", &CapturedGraph::replay)
+      .def("reset", &CapturedGraph::reset)
+      .def("pool", &CapturedGraph::pool)
+      .def("is_captured", &CapturedGraph::is_captured);
+  m.def("new_graph_pool(int device) -> int", &py_new_graph_pool);
+  m.def("is_capturing(int device) -> bool", &py_is_capturing);
   m.def("device_count() -> int", &py_device_count);
   m.def("init() -> ()", &py_init);
   m.def("driver() -> str", &py_driver);

@@ -48,3 +48,4 @@ torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 from .device_module import fallback_stats, reset_fallback_stats  # noqa: E402,F401
 
 from . import distributed  # noqa: E402,F401  (registers the "hal" c10d backend)
+from . import compile  # noqa: E402,F401  (routes torch.compile's default backend)

@@ -279,3 +279,11 @@ def fallback_stats() -> dict:
 
 def reset_fallback_stats() -> None:
     _ops.reset_fallback_stats()
+
+
+# ---- graphs ----------------------------------------------------------------
+
+from .graphs import (  # noqa: E402,F401
+    HALGraph, graph, graph_pool_handle, is_current_stream_capturing,
+    make_graphed_callables)
+from .compile import compile_stats, reset_compile_stats  # noqa: E402,F401

@@ -221,6 +221,10 @@ const hal::Stream& hal_stream(c10::Stream stream) {
   return dc.streams.streams[stream.id()];
 }
 
+bool is_capturing(c10::DeviceIndex index) {
+  return hal_stream(current_stream(index)).is_capturing();
+}
+
 void synchronize_device(c10::DeviceIndex index) {
   DeviceContext& dc = device_context(index);
   std::vector<const hal::Stream*> streams;

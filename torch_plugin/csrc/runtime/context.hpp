@@ -58,6 +58,8 @@ c10::Stream create_stream(c10::DeviceIndex index, int priority);
 // One of a small pool of shared streams, round-robin, as CUDA's pool.
 c10::Stream pool_stream(c10::DeviceIndex index, bool high_priority);
 const hal::Stream& hal_stream(c10::Stream stream);
+// Whether the current stream of the device is capturing a graph.
+bool is_capturing(c10::DeviceIndex index = -1);
 // Waits for every stream of the device (-1: the current device).
 void synchronize_device(c10::DeviceIndex index = -1);
 

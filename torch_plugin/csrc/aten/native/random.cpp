@@ -23,6 +23,7 @@
 
 #include "aten/native/fallback.hpp"
 #include "aten/native/launch.hpp"
+#include "runtime/context.hpp"
 #include "runtime/generator.hpp"
 
 namespace torch_hal::native {
@@ -34,6 +35,12 @@ namespace {
 void draw(const at::Tensor& out, KernelName name, const Generator& gen,
           std::initializer_list<hal_arg> params) {
   if (out.numel() == 0) return;
+  // A graph would replay the seed and offset of capture time: the same
+  // numbers at every launch.
+  TORCH_CHECK(!is_capturing(out.device().index()),
+              "random numbers cannot be captured into a hal graph (every "
+              "replay would draw the same ones); keep ", name,
+              " outside the captured region");
   const auto [seed, offset] =
       reserve_random(gen, out.device().index(), out.numel());
   std::vector<hal_arg> args = {tensor_arg(out),
