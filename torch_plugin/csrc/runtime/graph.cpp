@@ -60,7 +60,8 @@ void CapturedGraph::capture_end() {
 }
 
 void CapturedGraph::replay() {
-  TORCH_CHECK(graph_, "replay of a HALGraph that holds no graph (capture "
+  TORCH_CHECK(graph_,
+              "replay of a HALGraph that holds no graph (capture "
               "it first)");
   try {
     const hal::Stream& stream = hal_stream(current_stream(device_));
@@ -83,7 +84,8 @@ void CapturedGraph::reset() {
   if (last_replay_) last_replay_->synchronize();
   last_replay_.reset();
   graph_.reset();
-  if (pool_ != 0) allocator(device_).release_graph_pool(std::exchange(pool_, 0));
+  if (pool_ != 0)
+    allocator(device_).release_graph_pool(std::exchange(pool_, 0));
 }
 
 int64_t new_graph_pool(c10::DeviceIndex index) {

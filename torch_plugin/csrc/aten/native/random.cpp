@@ -39,8 +39,8 @@ void draw(const at::Tensor& out, KernelName name, const Generator& gen,
   // numbers at every launch.
   TORCH_CHECK(!is_capturing(out.device().index()),
               "random numbers cannot be captured into a hal graph (every "
-              "replay would draw the same ones); keep ", name,
-              " outside the captured region");
+              "replay would draw the same ones); keep ",
+              name, " outside the captured region");
   const auto [seed, offset] =
       reserve_random(gen, out.device().index(), out.numel());
   std::vector<hal_arg> args = {tensor_arg(out),
