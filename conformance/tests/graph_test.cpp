@@ -6,7 +6,7 @@
 // nesting, foreign streams, destroyed graphs) gets its own status. Every
 // driver passes this area: one without the graph entries gets the core's
 // recording (Graph::native() says which).
-#include <cstring>
+#include <cstdint>
 #include <vector>
 
 #include "conformance.hpp"
@@ -25,6 +25,14 @@ std::vector<float> read(const hal::Stream& stream, const hal::Buffer& buffer) {
   std::vector<float> values(kCount);
   stream.copy_to_host(values.data(), buffer.ptr(), kBytes);
   return values;
+}
+
+// The bits, for comparisons that must be exact (NaN and -0 included).
+std::vector<uint32_t> read_bits(const hal::Stream& stream,
+                                const hal::Buffer& buffer) {
+  std::vector<uint32_t> bits(kCount);
+  stream.copy_to_host(bits.data(), buffer.ptr(), kBytes);
+  return bits;
 }
 
 // A few dependent kernels, a copy and a fill over `in`: what one step of a
@@ -88,9 +96,8 @@ TEST(Graph, LaunchEqualsEagerBitForBit) {
   eager.enqueue(stream);
   const hal::Graph graph = capture(stream, graphed);
   graph.launch(stream);
-  const std::vector<float> expected = read(stream, eager.scratch);
-  const std::vector<float> actual = read(stream, graphed.scratch);
-  EXPECT_EQ(std::memcmp(expected.data(), actual.data(), kBytes), 0);
+  EXPECT_EQ(read_bits(stream, eager.scratch),
+            read_bits(stream, graphed.scratch));
 }
 
 // The graph reads its input where it was at capture: new values written
@@ -105,7 +112,7 @@ TEST(Graph, LaunchManyTimesWithNewInputs) {
     graphed.set_input(stream, round);
     eager.enqueue(stream);
     graph.launch(stream);
-    ASSERT_EQ(read(stream, eager.out), read(stream, graphed.out))
+    ASSERT_EQ(read_bits(stream, eager.out), read_bits(stream, graphed.out))
         << "round " << round;
   }
 }
@@ -168,6 +175,30 @@ TEST(Graph, EventRecordedInsideOrdersAnotherStream) {
     ASSERT_EQ(read(consumer, seen),
               std::vector<float>(kCount, static_cast<float>(round)));
   }
+}
+
+// Launches of one graph on two streams run one after the other, as in CUDA:
+// each reads and writes the graph's memory.
+TEST(Graph, LaunchesOnTwoStreamsAreOrdered) {
+  const hal::Stream first = device().create_stream();
+  const hal::Stream second = device().create_stream();
+  const hal::Buffer counter = device().allocate(kBytes);
+  launch(first, HAL_KERNEL_FILL, {f32(counter), hal::scalar_arg(0.0)});
+  first.synchronize();
+  const hal::Stream capturing = device().create_stream();
+  capturing.begin_capture();
+  for (int i = 0; i < 8; ++i) {
+    launch(capturing, HAL_KERNEL_ADD,
+           {f32(counter), f32(counter), hal::scalar_arg(1.0),
+            hal::scalar_arg(1.0)});
+  }
+  const hal::Graph graph = capturing.end_capture();
+  for (int round = 0; round < 10; ++round) {
+    graph.launch(round % 2 == 0 ? first : second);
+  }
+  second.synchronize();
+  first.synchronize();
+  EXPECT_EQ(read(first, counter), std::vector<float>(kCount, 80.0f));
 }
 
 // A wait inside the graph waits, at each launch, for the event's record
@@ -254,8 +285,14 @@ TEST(Graph, CaptureMisuseIsRefused) {
                    stream.copy_to_host(host.data(), buffer.ptr(), kBytes));
   // Still capturing, and what it refused was not recorded.
   EXPECT_TRUE(stream.is_capturing());
+  // An event the capture recorded marks work that has not run.
+  const hal::Event captured = device().create_event();
+  captured.record(stream);
+  EXPECT_HAL_ERROR(hal::StatusCode::kInvalidArgument, captured.query());
+  EXPECT_HAL_ERROR(hal::StatusCode::kInvalidArgument, captured.synchronize());
   const hal::Graph graph = stream.end_capture();
-  EXPECT_EQ(graph.size(), 0u);
+  EXPECT_EQ(graph.size(), 1u);
+  captured.synchronize();
 
   const hal::Stream capturing = device().create_stream();
   capturing.begin_capture();

@@ -40,6 +40,15 @@ void Graph::enqueue_work(Stream& stream, size_t first, size_t last) {
 }
 
 void Graph::launch(const std::shared_ptr<Stream>& stream) {
+  std::lock_guard lock(mutex_);
+  // A launch runs after the previous one, on whichever stream that was:
+  // both use the graph's memory.
+  if (!launches_.empty() && launches_.back().stream != stream &&
+      !launches_.back().stream->is_complete(launches_.back().sequence)) {
+    stream->enqueue(
+        [point = launches_.back()] { point.stream->wait_for(point.sequence); },
+        Stream::kNeverInline);
+  }
   size_t first_work = 0;
   for (size_t i = 0; i <= nodes_.size(); ++i) {
     const bool work =
@@ -54,7 +63,6 @@ void Graph::launch(const std::shared_ptr<Stream>& stream) {
       enqueue_wait(stream, *std::get<WaitEvent>(nodes_[i]).event);
     }
   }
-  std::lock_guard lock(mutex_);
   std::erase_if(launches_, [](const RecordPoint& point) {
     return point.stream->is_complete(point.sequence);
   });

@@ -5,7 +5,8 @@
 // stream become nodes. Launching the graph hands every run of consecutive
 // operations to the launching stream's worker as one operation (so a graph
 // without events inside is one hand-off), and makes the event nodes'
-// records and waits on that stream between them. An operation runs once per
+// records and waits on that stream between them. A launch waits for the
+// previous one when that ran on another stream. An operation runs once per
 // launch: operations keep their launch state by value and never consume it.
 //
 // Ownership: the graph registry holds the graph; each pending launch holds
@@ -61,7 +62,7 @@ class Graph : public std::enable_shared_from_this<Graph> {
   Device* const device_;
   std::vector<Node> nodes_;  // written only while capturing
 
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;           // serializes launches
   std::vector<RecordPoint> launches_;  // not known complete; guarded
 };
 

@@ -66,10 +66,9 @@ hal_status* copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
     } else {
       asynchronous &= check_host_range(src, bytes, "source");
     }
-    if (!asynchronous && stream->is_capturing()) {
+    if ((!dst_on_device || !src_on_device) && stream->is_capturing()) {
       fail(HAL_STATUS_INVALID_ARGUMENT,
-           "a copy to or from pageable host memory cannot be captured (it "
-           "completes before the call returns); use pinned memory");
+           "a copy to or from host memory cannot be captured into a graph");
     }
     const Device* device = stream->device();
     if ((owners[0] != nullptr || owners[1] != nullptr) && owners[0] != device &&

@@ -1,6 +1,8 @@
 // hal::Event, and the Device method that makes events.
 #include "hal/event.hpp"
 
+#include <memory>
+#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include "driver_call.hpp"
 #include "hal/status.hpp"
 #include "hal/stream.hpp"
+#include "stream_state.hpp"
 
 namespace hal {
 namespace detail {
@@ -21,6 +24,24 @@ struct EventState {
 
   const Device device;
   hal_event* const handle;
+  // The stream whose capture recorded the event last, and which capture:
+  // until that capture ends, the event marks work that has not run.
+  std::mutex capture_mutex;
+  std::weak_ptr<StreamState> captured_on;  // guarded by capture_mutex
+  uint64_t capture = 0;                    // guarded by capture_mutex
+
+  void refuse_if_captured(const char* what) {
+    std::lock_guard lock(capture_mutex);
+    const std::shared_ptr<StreamState> stream = captured_on.lock();
+    if (stream && stream->is_capturing() &&
+        stream->captures.load(std::memory_order_relaxed) == capture) {
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("{} of an event recorded inside a graph capture "
+                              "that has not ended: it marks work that has not "
+                              "run",
+                              what));
+    }
+  }
 };
 
 }  // namespace detail
@@ -42,17 +63,28 @@ void Event::record(const Stream& stream) const {
                     "device {}",
                     state_->device.ordinal(), stream.device().ordinal()));
   }
+  {
+    std::lock_guard lock(state_->capture_mutex);
+    if (stream.is_capturing()) {
+      state_->captured_on = stream.state_;
+      state_->capture = stream.state_->captures.load(std::memory_order_relaxed);
+    } else {
+      state_->captured_on.reset();
+    }
+  }
   if (stream.record_if_capturing(*this)) return;
   HAL_CALL(state_->device.api(), event_record, state_->handle, stream.handle());
 }
 
 bool Event::query() const {
+  state_->refuse_if_captured("query");
   int32_t complete = 0;
   HAL_CALL(state_->device.api(), event_query, state_->handle, &complete);
   return complete != 0;
 }
 
 void Event::synchronize() const {
+  state_->refuse_if_captured("synchronize");
   HAL_CALL(state_->device.api(), event_synchronize, state_->handle);
 }
 

@@ -92,8 +92,8 @@ struct GraphState {
   const size_t size;
   const std::vector<RecordedCall> calls;  // the core's recording
 
-  std::mutex mutex;
-  std::optional<Event> last_launch;  // native: recorded after each launch
+  std::mutex mutex;                  // serializes launches
+  std::optional<Event> last_launch;  // recorded after each launch
 };
 
 }  // namespace detail
@@ -116,6 +116,7 @@ void Stream::begin_capture() const {
     HAL_CALL(state_->device.api(), stream_begin_capture, state_->handle);
   }
   state_->capture = std::move(capture);
+  state_->captures.fetch_add(1, std::memory_order_relaxed);
   state_->capturing.store(true, std::memory_order_release);
 }
 
@@ -153,27 +154,29 @@ void Graph::launch(const Stream& stream) const {
     throw Error(StatusCode::kInvalidArgument,
                 "a graph cannot be launched into a stream that is capturing");
   }
+  // As in CUDA, a launch runs after the graph's previous launch, on
+  // whichever stream that was: both would use the graph's memory.
+  std::lock_guard lock(state_->mutex);
+  if (state_->last_launch) stream.wait(*state_->last_launch);
   if (state_->native != nullptr) {
-    std::lock_guard lock(state_->mutex);
     HAL_CALL(state_->device.api(), graph_launch, state_->native,
              stream.handle());
-    if (!state_->last_launch) {
-      state_->last_launch = state_->device.create_event();
-    }
-    state_->last_launch->record(stream);
-    return;
-  }
-  for (size_t i = 0; i < state_->calls.size(); ++i) {
-    try {
-      detail::replay(state_->calls[i], stream);
-    } catch (const Error& error) {
-      // The calls before it are enqueued; say which one failed.
-      throw Error(error.code(), fmt::format("graph call {} of {} ({}): {}",
-                                            i + 1, state_->calls.size(),
-                                            detail::describe(state_->calls[i]),
-                                            error.message()));
+  } else {
+    for (size_t i = 0; i < state_->calls.size(); ++i) {
+      try {
+        detail::replay(state_->calls[i], stream);
+      } catch (const Error& error) {
+        // The calls before it are enqueued; say which one failed.
+        throw Error(
+            error.code(),
+            fmt::format("graph call {} of {} ({}): {}", i + 1,
+                        state_->calls.size(),
+                        detail::describe(state_->calls[i]), error.message()));
+      }
     }
   }
+  if (!state_->last_launch) state_->last_launch = state_->device.create_event();
+  state_->last_launch->record(stream);
 }
 
 Device Graph::device() const { return state_->device; }

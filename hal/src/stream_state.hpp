@@ -79,6 +79,9 @@ struct StreamState {
   const bool owned;
 
   std::atomic<bool> capturing{false};
+  // Counts captures begun, so that "recorded in this capture" can be told
+  // from "recorded in an earlier one".
+  std::atomic<uint64_t> captures{0};
   std::mutex capture_mutex;
   std::unique_ptr<Capture> capture;  // guarded by capture_mutex
 };

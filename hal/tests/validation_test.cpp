@@ -261,7 +261,7 @@ TEST_F(Validation, GraphMisuse) {
   const hal::Buffer buffer = device().allocate(64);
   expect_violation(api().copy(stream, HAL_COPY_HOST_TO_DEVICE, buffer.ptr(),
                               reinterpret_cast<uintptr_t>(pageable.data()), 64),
-                   "copy", "not pinned");
+                   "copy", "is host memory, on a stream that captures");
   expect_violation(api().stream_destroy(stream), "stream_destroy",
                    "while it captures a graph");
   ASSERT_EQ(call(api().stream_end_capture(stream, &graph)).code,

@@ -178,3 +178,45 @@ def test_two_forwards_before_one_backward_give_eager_gradients():
     for mine, theirs in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(mine.grad.cpu(), theirs.grad, rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_parameters_whose_memory_moves_are_read_where_they_are_now():
+    model = nn.Linear(4, 4).to("hal")
+    compiled = torch.compile(model, backend="hal")
+    x = torch.randn(3, 4, device="hal")
+    with torch.no_grad():
+        for _ in range(3):
+            compiled(x)
+        model.weight.data = torch.randn(4, 4, device="hal")
+        assert torch.equal(compiled(x).cpu(), model(x).cpu())
+    assert torch.hal.compile_stats()["recaptures"] == 1
+
+
+def test_gradients_sharing_memory_are_handed_out_apart():
+    class TwoBiases(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = nn.Parameter(torch.zeros(3))
+            self.second = nn.Parameter(torch.zeros(3))
+
+        def forward(self, x):
+            return x + self.first + self.second  # one gradient for both
+
+    model = TwoBiases().to("hal")
+    compiled = torch.compile(model, backend="hal")
+    for _ in range(3):
+        model.zero_grad()
+        compiled(torch.ones(3, device="hal")).sum().backward()
+        assert model.first.grad.data_ptr() != model.second.grad.data_ptr()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    torch.testing.assert_close(model.first.grad, model.second.grad)
+
+
+def test_a_cpu_input_runs_the_graph_eagerly():
+    compiled = torch.compile(lambda x, scale: x * scale, backend="hal")
+    x = torch.ones(3, device="hal")
+    for value in (2.0, 3.0, 5.0):
+        result = compiled(x, torch.tensor(value))
+        assert torch.equal(result.cpu(), torch.full((3,), value))
+    assert any("cpu" in reason
+               for reason in torch.hal.compile_stats()["eager_reasons"])

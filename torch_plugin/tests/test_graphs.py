@@ -117,3 +117,23 @@ def test_make_graphed_callables_trains_like_eager():
         reference_optimizer.step()
     for mine, theirs in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(mine.cpu(), theirs, rtol=1e-6, atol=1e-6)
+
+
+def test_make_graphed_callables_of_two_modules_in_one_pool():
+    torch.manual_seed(0)
+    first_ref, second_ref = nn.Linear(6, 8), nn.Linear(8, 2)
+    first, second = copy.deepcopy(first_ref).to("hal"), copy.deepcopy(second_ref).to("hal")
+    sample = torch.randn(4, 6, device="hal", requires_grad=True)
+    hidden = torch.randn(4, 8, device="hal", requires_grad=True)
+    first, second = torch.hal.make_graphed_callables((first, second),
+                                                     ((sample,), (hidden,)))
+    for step in range(3):
+        batch = torch.randn(4, 6, generator=torch.Generator().manual_seed(step))
+        for module in (first, second, first_ref, second_ref):
+            module.zero_grad()
+        second(torch.tanh(first(batch.to("hal")))).square().sum().backward()
+        second_ref(torch.tanh(first_ref(batch))).square().sum().backward()
+        for mine, theirs in zip([*first.parameters(), *second.parameters()],
+                                [*first_ref.parameters(), *second_ref.parameters()]):
+            torch.testing.assert_close(mine.grad.cpu(), theirs.grad, rtol=1e-5,
+                                       atol=1e-6)

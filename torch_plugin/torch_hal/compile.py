@@ -97,6 +97,15 @@ def _storage_users(storage):
     return torch._C._storage_Use_Count(storage._cdata)
 
 
+def _storage_address(value):
+    """Where a tensor's storage lives; None for other values and for empty
+    storages, which all share address 0."""
+    if not _is_tensor(value):
+        return None
+    storage = value.untyped_storage()
+    return storage.data_ptr() if storage.nbytes() > 0 else None
+
+
 def _is_static(tensor):
     """Parameters and buffers: Dynamo marks those it lifts to inputs."""
     return isinstance(tensor, torch.nn.Parameter) or hasattr(
@@ -142,6 +151,7 @@ class _Captured:
         self.backward = None      # HALGraph, with gradients
         self.inputs = None        # what the graphs read, per argument
         self.copied = None        # per argument: copied in before a replay
+        self.pointers = None      # per argument: its address at capture
         self.mutated = None       # per argument: written by the graph
         self.outputs = None       # _Results
         self.output_input = None  # per output: the input it is a view of
@@ -157,6 +167,9 @@ class _Captured:
             if graph is not None:
                 graph.reset()
         self.forward = self.backward = None
+        # A backward still to come for an earlier replay finds its
+        # activations gone, and says so.
+        self.generation += 1
 
     def backward_pending(self):
         return (self.last_call is not None and self.last_call() is not None
@@ -179,10 +192,23 @@ class GraphRunner:
             for e in example_inputs)
         self.device = next((e.device.index or 0 for e in example_inputs
                             if _is_tensor(e) and e.device.type == "hal"), None)
+        # Work on another device (a CPU scalar input, CPU ops) would run once
+        # at capture and never again at a replay.
+        self.reason = None
+        if self.device is None:
+            self.reason = "no hal tensor among the inputs"
+        else:
+            here = torch.device("hal", self.device)
+            values = [e for e in example_inputs if _is_tensor(e)] + [
+                node.meta.get("example_value") for node in gm.graph.nodes]
+            elsewhere = next((v.device for v in values
+                              if _is_tensor(v) and v.device != here), None)
+            if elsewhere is not None:
+                self.reason = f"a tensor on {elsewhere}, not {here}"
 
     def __call__(self, *args):
-        if self.device is None:
-            _count_eager("no hal tensor among the inputs")
+        if self.reason is not None:
+            _count_eager(self.reason)
             return self.gm(*args)
         if _ops.is_capturing(self.device):
             # Inside a torch.hal.graph: eager work is what gets captured.
@@ -202,9 +228,9 @@ class GraphRunner:
         if training and entry.backward_pending():
             _count_eager("the backward of the previous call may still come")
             return self.gm(*args)
-        moved = any(not copied and _is_tensor(a) and
-                    a.data_ptr() != entry.inputs[i].data_ptr()
-                    for i, (a, copied) in enumerate(zip(args, entry.copied)))
+        moved = any(not copied and _is_tensor(a) and a.data_ptr() != pointer
+                    for a, copied, pointer in zip(args, entry.copied,
+                                                  entry.pointers))
         held_outputs = entry.outputs.held()
         held_grads = entry.grads.held() if entry.grads else []
         if moved or held_outputs or held_grads:
@@ -245,10 +271,13 @@ class GraphRunner:
         entry.inputs = [i.requires_grad_(a.requires_grad) if copied else i
                         for i, a, copied in zip(entry.inputs, args,
                                                 entry.copied)]
+        entry.pointers = [i.data_ptr() if _is_tensor(i) else None
+                          for i in entry.inputs]
         versions = [i._version if _is_tensor(i) else None for i in entry.inputs]
         if self.stream is None:
-            self.stream = device_module.Stream()
-        self.stream.wait_stream(device_module.current_stream())
+            self.stream = device_module.Stream(device=self.device)
+        current = device_module.current_stream(self.device)
+        self.stream.wait_stream(current)
         entry.forward = HALGraph()
         try:
             with device_module.stream(self.stream):
@@ -263,15 +292,16 @@ class GraphRunner:
             reason = (str(error).strip().splitlines() or
                       [type(error).__name__])[0]
             return self._give_up(key, entry, reason, args)
+        current.wait_stream(self.stream)  # the backward's zeroed buffers
         entry.mutated = [_is_tensor(i) and i._version != v
                          for i, v in zip(entry.inputs, versions)]
-        storages = [i.untyped_storage().data_ptr() if _is_tensor(i) else None
-                    for i in entry.inputs]
+        storages = [_storage_address(i) for i in entry.inputs]
         entry.output_input = [
-            storages.index(o.untyped_storage().data_ptr())
-            if _is_tensor(o) and o.untyped_storage().data_ptr() in storages
-            else None for o in outputs]
-        if training and any(i is not None for i in entry.output_input):
+            storages.index(_storage_address(o))
+            if _storage_address(o) in storages else None for o in outputs]
+        if any(source is not None and (
+                training or o.dtype != entry.inputs[source].dtype)
+               for o, source in zip(outputs, entry.output_input)):
             return self._give_up(key, entry, "an output is a view of an input",
                                  args)
         entry.differentiable = [_is_tensor(o) and o.requires_grad
@@ -285,8 +315,16 @@ class GraphRunner:
                                for i in range(len(entry.outputs.tensors))]
         if training:
             entry.grads = _Results(grads)
-            entry.grads.clone = [i in entry.clone_grads
-                                 for i in range(len(grads))]
+            # A gradient in memory another one, an incoming gradient or an
+            # input also uses is cloned: autograd would otherwise take two
+            # tensors over one buffer for two .grad.
+            shared = [_storage_address(t)
+                      for t in (*entry.grad_outputs, *entry.inputs)]
+            addresses = [_storage_address(g) for g in grads]
+            entry.grads.clone = [
+                i in entry.clone_grads or (a is not None and (
+                    addresses.count(a) > 1 or a in shared))
+                for i, a in enumerate(addresses)]
         _stats["captures"] += 1
         return self._replay(entry, args, training)
 
@@ -356,13 +394,15 @@ class _Replay(torch.autograd.Function):
         return tuple(outputs)
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, *grads):
         entry = ctx.entry
-        if ctx.generation != entry.generation:
+        if ctx.generation != entry.generation or entry.backward is None:
             raise RuntimeError(
                 "torch_hal.compile: backward through a replay whose saved "
                 "activations a later call of the same compiled graph has "
-                "overwritten (a retained graph used after another forward)")
+                "overwritten, or whose graph was evicted (a retained graph "
+                "used after another forward)")
         with torch.no_grad():
             differentiable = [g for g, has_grad in
                               zip(grads, entry.differentiable) if has_grad]

@@ -117,75 +117,91 @@ def _flat_tensors(args, what):
     return tuple(flat)
 
 
-def _graph_one(func, sample_args, pool, num_warmup_iters, allow_unused_input):
-    """Captures the forward and backward of one callable; returns the
-    autograd.Function that replays them."""
-    params = tuple(func.parameters()) if isinstance(func, torch.nn.Module) else ()
-    static_inputs = _flat_tensors(sample_args, "sample_args") + params
-    requiring = tuple(t for t in static_inputs if t.requires_grad)
+class _Callable:
+    """One callable of make_graphed_callables: its captured inputs (the
+    sample arguments, then a module's parameters), graphs and results."""
 
-    def forward_and_grads():
-        outputs = _flat_tensors(func(*sample_args), "outputs")
-        differentiable = tuple(o for o in outputs if o.requires_grad)
-        grads = ()
-        if differentiable and requiring:
-            grads = torch.autograd.grad(
-                differentiable, requiring,
-                grad_outputs=tuple(torch.empty_like(o) for o in differentiable),
-                allow_unused=allow_unused_input)
-        return outputs, grads
+    def __init__(self, func, sample_args, allow_unused_input):
+        self.params = (tuple(func.parameters())
+                       if isinstance(func, torch.nn.Module) else ())
+        self.func, self.sample_args = func, sample_args
+        self.inputs = _flat_tensors(sample_args, "sample_args") + self.params
+        self.pointers = [t.data_ptr() for t in self.inputs]
+        self.requiring = tuple(t for t in self.inputs if t.requires_grad)
+        self.allow_unused_input = allow_unused_input
+        self.forward_graph, self.backward_graph = HALGraph(), HALGraph()
+        self.outputs = self.grad_outputs = None
+        self.grads = ()
 
-    # Lazy state (kernel lookups, optimizer-free autograd buffers) settles
-    # before the capture, on the stream the capture will use.
-    device_module.synchronize()
-    side = device_module.Stream()
-    side.wait_stream(device_module.current_stream())
-    with device_module.stream(side):
-        for _ in range(num_warmup_iters):
-            forward_and_grads()
-    device_module.synchronize()
+    def differentiable(self, outputs):
+        return tuple(o for o in outputs if o.requires_grad)
 
-    forward_graph, backward_graph = HALGraph(), HALGraph()
-    with graph(forward_graph, pool=pool):
-        static_outputs = _flat_tensors(func(*sample_args), "outputs")
-    differentiable = tuple(o for o in static_outputs if o.requires_grad)
-    static_grad_outputs = tuple(torch.empty_like(o) for o in differentiable)
-    static_grad_inputs = ()
-    if differentiable and requiring:
-        with graph(backward_graph, pool=forward_graph.pool()):
-            static_grad_inputs = torch.autograd.grad(
-                differentiable, requiring, grad_outputs=static_grad_outputs,
-                allow_unused=allow_unused_input)
-    # Gradients per static input, None where it needs none.
-    grads_by_input = iter(static_grad_inputs)
-    grad_per_input = tuple(next(grads_by_input) if t.requires_grad else None
-                           for t in static_inputs)
-    num_user_inputs = len(static_inputs) - len(params)
+    def grad(self, outputs, grad_outputs):
+        return torch.autograd.grad(
+            self.differentiable(outputs), self.requiring,
+            grad_outputs=grad_outputs, allow_unused=self.allow_unused_input)
 
-    class Graphed(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, *inputs):
-            for static, given in zip(static_inputs[:num_user_inputs], inputs):
-                if static.data_ptr() != given.data_ptr():
-                    static.copy_(given)
-            forward_graph.replay()
-            return tuple(o.detach() for o in static_outputs)
+    def warm_up(self, iterations):
+        for _ in range(iterations):
+            outputs = _flat_tensors(self.func(*self.sample_args), "outputs")
+            if self.differentiable(outputs) and self.requiring:
+                self.grad(outputs, tuple(torch.empty_like(o) for o in
+                                         self.differentiable(outputs)))
 
-        @staticmethod
-        def backward(ctx, *grads):
-            grads = [g for g, o in zip(grads, static_outputs) if o.requires_grad]
-            for static, given in zip(static_grad_outputs, grads):
-                if given is None:
-                    static.zero_()
-                elif static.data_ptr() != given.data_ptr():
-                    static.copy_(given)
-            if static_grad_inputs:
-                backward_graph.replay()
-            return tuple(g.detach() if g is not None else None
-                         for g in grad_per_input)
+    def capture_forward(self, pool):
+        with graph(self.forward_graph, pool=pool):
+            self.outputs = _flat_tensors(self.func(*self.sample_args), "outputs")
 
-    Graphed.graphs = (forward_graph, backward_graph)
-    return Graphed
+    def capture_backward(self, pool):
+        differentiable = self.differentiable(self.outputs)
+        self.grad_outputs = tuple(torch.empty_like(o) for o in differentiable)
+        if differentiable and self.requiring:
+            with graph(self.backward_graph, pool=pool):
+                self.grads = self.grad(self.outputs, self.grad_outputs)
+
+    def function(self):
+        """The autograd.Function replaying both graphs."""
+        captured = self
+        num_user_inputs = len(self.inputs) - len(self.params)
+        grads = iter(self.grads)
+        grad_per_input = tuple(next(grads) if t.requires_grad else None
+                               for t in self.inputs)
+
+        class Graphed(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, *inputs):
+                for static, given in zip(captured.inputs[:num_user_inputs],
+                                         inputs):
+                    if static.data_ptr() != given.data_ptr():
+                        static.copy_(given)
+                for param, pointer in zip(
+                        captured.params,
+                        captured.pointers[num_user_inputs:]):
+                    if param.data_ptr() != pointer:
+                        raise RuntimeError(
+                            "make_graphed_callables: a parameter moved since "
+                            "the capture (its .data was replaced); graph the "
+                            "module again")
+                captured.forward_graph.replay()
+                return tuple(o.detach() for o in captured.outputs)
+
+            @staticmethod
+            @torch.autograd.function.once_differentiable
+            def backward(ctx, *grads):
+                grads = [g for g, o in zip(grads, captured.outputs)
+                         if o.requires_grad]
+                for static, given in zip(captured.grad_outputs, grads):
+                    if given is None:
+                        static.zero_()
+                    elif static.data_ptr() != given.data_ptr():
+                        static.copy_(given)
+                if captured.grads:
+                    captured.backward_graph.replay()
+                return tuple(g.detach() if g is not None else None
+                             for g in grad_per_input)
+
+        Graphed.graphs = (self.forward_graph, self.backward_graph)
+        return Graphed
 
 
 def make_graphed_callables(callables, sample_args, num_warmup_iters=3,
@@ -198,18 +214,34 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3,
     just_one = not isinstance(callables, tuple)
     if just_one:
         callables, sample_args = (callables,), (sample_args,)
-    pool = graph_pool_handle() if pool is None else pool
-    graphed = []
-    for func, args in zip(callables, sample_args):
+    for func in callables:
         if isinstance(func, torch.nn.Module) and (
                 func._backward_hooks or func._forward_hooks
                 or func._forward_pre_hooks):
             raise RuntimeError(
                 "make_graphed_callables: modules must have no hooks "
                 "registered when they are graphed")
-        function = _graph_one(func, args, pool, num_warmup_iters,
-                              allow_unused_input)
-        params = tuple(func.parameters()) if isinstance(func, torch.nn.Module) else ()
+    pool = graph_pool_handle() if pool is None else pool
+    captured = [_Callable(func, args, allow_unused_input)
+                for func, args in zip(callables, sample_args)]
+    # Lazy state settles before the captures, on a side stream as theirs.
+    device_module.synchronize()
+    side = device_module.Stream()
+    side.wait_stream(device_module.current_stream())
+    with device_module.stream(side):
+        for one in captured:
+            one.warm_up(num_warmup_iters)
+    device_module.synchronize()
+    # Forwards in call order, backwards in the reverse: the order a training
+    # step replays them in, which graphs sharing a pool must keep.
+    for one in captured:
+        one.capture_forward(pool)
+    for one in reversed(captured):
+        one.capture_backward(pool)
+    graphed = []
+    for func, one in zip(callables, captured):
+        function = one.function()
+        params = one.params
 
         def run(*inputs, _function=function, _params=params):
             outputs = _function.apply(*_flat_tensors(inputs, "inputs"), *_params)

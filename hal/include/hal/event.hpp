@@ -1,5 +1,11 @@
 // hal::Event: a marker in a stream's work, for cross-stream ordering, host
 // waits and timing. A cheap, copyable handle; destroyed with the last copy.
+//
+// An event recorded by a stream that captures a graph (graph.hpp) marks work
+// that has not run: until that capture ends, querying or synchronizing it is
+// INVALID_ARGUMENT, as in CUDA. Another stream that waits on it does not
+// join the capture (CUDA's fork and join of captures is not supported):
+// there is nothing to wait for yet, and the wait returns at once.
 #pragma once
 
 #include <memory>

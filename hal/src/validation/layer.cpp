@@ -759,15 +759,13 @@ hal_status* Layer::copy(hal_stream* stream, hal_copy_kind kind, uint64_t dst,
         if (address == 0) {
           return violation("copy", fmt::format("the {} is NULL", side));
         }
-        if (!on_device && capturing_.contains(stream) &&
-            !devices_.at(device).host_allocations.contains(
-                reinterpret_cast<void*>(address))) {
-          // Only pinned memory is copied in stream order, so only it can
-          // be read or written by a later launch of the graph.
-          return violation(
-              "copy", fmt::format("the {} is host memory that is not pinned "
-                                  "(host_alloc), on a stream that captures",
-                                  side));
+        if (!on_device && capturing_.contains(stream)) {
+          // A launch of the graph would touch host memory long after the
+          // caller let go of it (driver.h refuses these).
+          return violation("copy",
+                           fmt::format("the {} is host memory, on a stream "
+                                       "that captures a graph",
+                                       side));
         }
         if (!on_device) continue;
         if (auto problem = check_range(device, address, bytes, peer_ok)) {
