@@ -31,7 +31,12 @@ Families:
 - graph/add_16: GRAPH_OPS adds of 16 elements captured into one
   torch.hal.HALGraph, replayed, then a synchronize, per op; the torch_cpu
   side runs them eagerly. graph/ over eager/add_16 on hal is what a replay
-  saves per launch.
+  saves per launch, device time included.
+- issue/eager_add_16, issue/graph_add_16: the host's cost of issuing those
+  GRAPH_OPS adds, eagerly or as one replay, per op; the device is
+  synchronized after the clock stops. graph over eager on hal is the
+  dispatch cost a replay leaves (the device's own time per dispatch, large
+  on lavapipe, is not in it).
 
 Each hal benchmark counts the CPU fallbacks of its timed loop (counter
 `fallbacks`, per op or step; report.py prints it): a nonzero count means
@@ -90,8 +95,10 @@ class Case:
     step(), which does `ops` operations and returns once their results are
     ready on the host (synchronized); the reported time is per operation."""
 
-    def __init__(self, name, setup, ops=1):
-        self.name, self.setup, self.ops = name, setup, ops
+    def __init__(self, name, setup, ops=1, settle=False):
+        # settle: step() returns with its work still queued; the device is
+        # synchronized after the clock stops, so only issuing it is timed.
+        self.name, self.setup, self.ops, self.settle = name, setup, ops, settle
 
 
 def register(case, suffix, device):
@@ -110,6 +117,8 @@ def register(case, suffix, device):
                 start = time.perf_counter()
                 step()
                 state.set_iteration_time((time.perf_counter() - start) / case.ops)
+                if case.settle:
+                    synchronize(device)
         except Exception as error:  # noqa: BLE001: any failure is the benchmark's result
             state.skip_with_error(f"{type(error).__name__}: {error}")
             return
@@ -203,21 +212,43 @@ def training_step(model_name, optimizer_name, compiled=False):
     return setup
 
 
-def graph_replay(count):
+def graph_replay(count, wait=True):
+    """`count` adds of 16 elements: captured once and replayed on hal, eager
+    on CPU; synchronized at the end of the step, unless not `wait`."""
     def setup(device):
         a, b, _, _ = small_inputs(device)
         out = torch.empty_like(a)
-        if device.type != "hal":
-            return ops_then_synchronize(lambda *_: torch.add(a, b, out=out),
-                                        count)(device)
-        graph = torch.hal.HALGraph()
-        with torch.hal.graph(graph):
+
+        def eager():
             for _ in range(count):
                 torch.add(a, b, out=out)
 
+        run = eager
+        if device.type == "hal":
+            graph = torch.hal.HALGraph()
+            with torch.hal.graph(graph):
+                eager()
+            run = graph.replay
+
         def step():
-            graph.replay()
-            synchronize(device)
+            run()
+            if wait:
+                synchronize(device)
+
+        return step
+
+    return setup
+
+
+def eager_issue(count):
+    """`count` eager adds of 16 elements, issued and not waited for."""
+    def setup(device):
+        a, b, _, _ = small_inputs(device)
+        out = torch.empty_like(a)
+
+        def step():
+            for _ in range(count):
+                torch.add(a, b, out=out)
 
         return step
 
@@ -240,7 +271,10 @@ CASES = (
     + [Case(f"compiled/{model}_{optimizer}",
             training_step(model, optimizer, compiled=True))
        for model, optimizer in COMPILED]
-    + [Case("graph/add_16", graph_replay(GRAPH_OPS), GRAPH_OPS)])
+    + [Case("graph/add_16", graph_replay(GRAPH_OPS), GRAPH_OPS),
+       Case("issue/eager_add_16", eager_issue(GRAPH_OPS), GRAPH_OPS, settle=True),
+       Case("issue/graph_add_16", graph_replay(GRAPH_OPS, wait=False),
+            GRAPH_OPS, settle=True)])
 
 
 # ------------------------------------------------------------------- main

@@ -2,6 +2,7 @@
 #include "event.hpp"
 
 #include "device.hpp"
+#include "graph.hpp"
 #include "kit/handles.hpp"
 #include "stream.hpp"
 
@@ -132,7 +133,10 @@ hal_status* event_record(hal_event* event_handle, hal_stream* stream_handle) {
            "event of device {} cannot be recorded on a stream of device {}",
            event->device().ordinal(), stream->device().ordinal());
     }
-    event->record(stream);
+    if (!stream->capture_node(
+            [&](Graph& graph) { graph.append(Graph::RecordEvent{event}); })) {
+      event->record(stream);
+    }
   });
 }
 

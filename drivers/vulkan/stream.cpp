@@ -8,6 +8,7 @@
 
 #include "device.hpp"
 #include "event.hpp"
+#include "graph.hpp"
 #include "kit/handles.hpp"
 
 namespace vulkan {
@@ -77,7 +78,12 @@ Stream::Batch& Stream::open() {
     return *open_;
   }
   Batch batch;
-  if (!free_commands_.empty()) {
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  if (capture_) {
+    // A graph's batch is submitted at every launch, launches may overlap.
+    batch.commands = capture_->allocate_commands();
+    begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+  } else if (!free_commands_.empty()) {
     batch.commands = free_commands_.back();
     free_commands_.pop_back();
     check_vk(vkResetCommandBuffer(batch.commands, 0), "vkResetCommandBuffer");
@@ -90,11 +96,10 @@ Stream::Batch& Stream::open() {
     check_vk(vkAllocateCommandBuffers(device_.vk(), &info, &batch.commands),
              "vkAllocateCommandBuffers");
   }
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (!capture_) begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   const VkResult result = vkBeginCommandBuffer(batch.commands, &begin);
   if (result != VK_SUCCESS) {
-    free_commands_.push_back(batch.commands);
+    if (!capture_) free_commands_.push_back(batch.commands);
     check_vk(result, "vkBeginCommandBuffer");
   }
   open_ = std::move(batch);
@@ -210,6 +215,10 @@ void Stream::record_timestamp(VkQueryPool pool) {
 
 void Stream::free_after_work(std::span<const uint64_t> addresses) noexcept {
   std::lock_guard lock(mutex_);
+  if (capture_ && !open_) {  // a capture's scratch lives with its graph
+    for (uint64_t address : addresses) capture_->adopt_scratch(address);
+    return;
+  }
   // The open batch, else the last submitted one: either completes after
   // every command recorded so far.
   Batch* batch = open_                ? &*open_
@@ -231,12 +240,13 @@ void Stream::on_completion(std::function<void()> check) {
 
 uint64_t Stream::flush_locked() {
   if (!open_) {
-    if (waits_.empty()) {
+    if (capture_ || waits_.empty()) {
       return submitted_;
     }
     open();  // an empty batch carries the waits: later host reads see them
   }
-  Batch& batch = *open_;
+  Batch batch = std::move(*open_);
+  open_.reset();
   // Make the batch's writes visible to the host (mapped reads after a wait).
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask =
@@ -247,6 +257,15 @@ uint64_t Stream::flush_locked() {
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
   check_vk(vkEndCommandBuffer(batch.commands), "vkEndCommandBuffer");
+  if (capture_) {
+    // Nothing runs while capturing: the batch becomes the graph's.
+    capture_->append_batch(std::move(batch));
+    return submitted_;
+  }
+  return submit_locked(std::move(batch));
+}
+
+uint64_t Stream::submit_locked(Batch batch) {
   const uint64_t value = submitted_ + 1;
   std::vector<VkSemaphore> wait_semaphores;
   std::vector<uint64_t> wait_values;
@@ -275,13 +294,55 @@ uint64_t Stream::flush_locked() {
   submitted_ = value;
   batch.value = value;
   in_flight_.push_back(std::move(batch));
-  open_.reset();
   return value;
+}
+
+void Stream::begin_capture(std::shared_ptr<Graph> graph) {
+  std::lock_guard lock(mutex_);
+  if (capture_)
+    fail(HAL_STATUS_INVALID_ARGUMENT, "the stream already captures");
+  // Work recorded before the capture is not the graph's.
+  flush_locked();
+  capture_ = std::move(graph);
+}
+
+std::shared_ptr<Graph> Stream::end_capture() {
+  std::lock_guard lock(mutex_);
+  if (!capture_)
+    fail(HAL_STATUS_INVALID_ARGUMENT, "the stream is not capturing");
+  flush_locked();
+  return std::move(capture_);
+}
+
+bool Stream::is_capturing() {
+  std::lock_guard lock(mutex_);
+  return capture_ != nullptr;
+}
+
+bool Stream::capture_node(const std::function<void(Graph&)>& append) {
+  std::lock_guard lock(mutex_);
+  if (!capture_) return false;
+  flush_locked();
+  append(*capture_);
+  return true;
+}
+
+uint64_t Stream::submit_recorded(VkCommandBuffer commands,
+                                 std::vector<std::function<void()>> checks,
+                                 std::shared_ptr<const void> lender) {
+  std::lock_guard lock(mutex_);
+  flush_locked();  // this stream's earlier work goes first
+  Batch batch;
+  batch.commands = commands;
+  batch.checks = std::move(checks);
+  batch.borrowed = true;
+  batch.lender = std::move(lender);
+  return submit_locked(std::move(batch));
 }
 
 void Stream::end_operation() {
   std::lock_guard lock(mutex_);
-  if (open_ && open_->recorded >= kBatchDispatches) {
+  if (!capture_ && open_ && open_->recorded >= kBatchDispatches) {
     flush_locked();
   }
 }
@@ -317,6 +378,10 @@ void Stream::retire(uint64_t completed) {
       } catch (const driver_kit::Error& error) {
         if (!error_) error_ = error;
       }
+    }
+    if (batch.borrowed) {  // the graph owns the rest
+      in_flight_.pop_front();
+      continue;
     }
     for (uint64_t address : batch.scratch) {
       device_.memory().free(address);
@@ -417,14 +482,24 @@ hal_status* stream_default(hal_device* device_handle, hal_stream** out_stream) {
 }
 
 hal_status* stream_synchronize(hal_stream* handle) {
-  return driver_kit::guard("stream_synchronize",
-                           [&] { get_stream(handle)->synchronize(); });
+  return driver_kit::guard("stream_synchronize", [&] {
+    std::shared_ptr<Stream> stream = get_stream(handle);
+    if (stream->is_capturing()) {
+      fail(HAL_STATUS_INVALID_ARGUMENT,
+           "stream_synchronize on a stream that is capturing a graph");
+    }
+    stream->synchronize();
+  });
 }
 
 hal_status* stream_query(hal_stream* handle, int32_t* out_idle) {
   return driver_kit::guard("stream_query", [&] {
     std::shared_ptr<Stream> stream = get_stream(handle);
     driver_kit::require_non_null(out_idle, "out_idle");
+    if (stream->is_capturing()) {
+      fail(HAL_STATUS_INVALID_ARGUMENT,
+           "stream_query on a stream that is capturing a graph");
+    }
     *out_idle = stream->idle() ? 1 : 0;
   });
 }
@@ -437,6 +512,10 @@ hal_status* stream_wait_event(hal_stream* stream_handle,
     if (&event->device() != &stream->device()) {
       fail(HAL_STATUS_INVALID_ARGUMENT,
            "event and stream belong to different devices");
+    }
+    if (stream->capture_node(
+            [&](Graph& graph) { graph.append(Graph::WaitEvent{event}); })) {
+      return;
     }
     const auto [source, value] = event->target();
     if (source) stream->wait_for(source, value);

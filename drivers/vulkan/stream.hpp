@@ -12,6 +12,10 @@
 // released when the timeline passes its value. Host waits are bounded:
 // HAL_VULKAN_TIMEOUT_S (default 600) without progress reports DEVICE_LOST.
 //
+// While the stream captures a graph (graph.hpp), batches are recorded for
+// reuse and handed to the graph instead of being submitted: one batch per
+// run of commands between event nodes, cut only there.
+//
 // Thread safety: every member locks the stream; any thread may use it.
 #pragma once
 
@@ -33,6 +37,23 @@
 namespace vulkan {
 
 class Device;
+class Graph;
+
+// Commands recorded for one submission, and what they hold on to until it
+// completes. A batch a graph lends for one of its launches ("borrowed")
+// owns nothing: the graph keeps its commands, arguments and scratch.
+struct CommandBatch {
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  uint64_t value = 0;
+  uint32_t recorded = 0;
+  std::unique_ptr<Block> ring;  // this batch's argument chunk
+  uint64_t ring_used = 0;
+  std::vector<std::unique_ptr<Block>> full_rings;
+  std::vector<uint64_t> scratch;
+  std::vector<std::function<void()>> checks;
+  bool borrowed = false;
+  std::shared_ptr<const void> lender;  // a borrowed batch's graph
+};
 
 class Stream {
  public:
@@ -77,6 +98,23 @@ class Stream {
   void wait_for(std::shared_ptr<Stream> source, uint64_t value);
   // Blocks until the timeline reaches `value`, then retires batches.
   void wait_until(uint64_t value);
+  // --- capture (graph.hpp) ---
+  // Records for `graph` from here on; INVALID_ARGUMENT if already capturing.
+  void begin_capture(std::shared_ptr<Graph> graph);
+  // Hands the last batch to the graph and returns it; INVALID_ARGUMENT if
+  // not capturing.
+  std::shared_ptr<Graph> end_capture();
+  bool is_capturing();
+  // While capturing: hands the open batch to the graph, calls `append` with
+  // it (to add an event node) and returns true; false otherwise.
+  bool capture_node(const std::function<void(Graph&)>& append);
+  // Submits commands a capture recorded, after this stream's earlier work;
+  // `checks` run, and `lender` is let go, when they complete. Returns the
+  // timeline value they signal.
+  uint64_t submit_recorded(VkCommandBuffer commands,
+                           std::vector<std::function<void()>> checks,
+                           std::shared_ptr<const void> lender);
+
   // Flush + wait for everything; does not report the stream's error.
   void drain();
   // Drain, then throws the first error an operation hit since the last
@@ -87,20 +125,13 @@ class Stream {
   hal_stream* handle() { return reinterpret_cast<hal_stream*>(this); }
 
  private:
-  struct Batch {
-    VkCommandBuffer commands = VK_NULL_HANDLE;
-    uint64_t value = 0;
-    uint32_t recorded = 0;
-    std::unique_ptr<Block> ring;  // this batch's argument chunk
-    uint64_t ring_used = 0;
-    std::vector<std::unique_ptr<Block>> full_rings;
-    std::vector<uint64_t> scratch;
-    std::vector<std::function<void()>> checks;
-  };
+  using Batch = CommandBatch;
 
   Batch& open();  // the open batch, begun if needed
   void barrier(VkCommandBuffer commands);
   uint64_t flush_locked();
+  // Submits `batch`, ended, with the pending waits; returns its value.
+  uint64_t submit_locked(Batch batch);
   void retire(uint64_t completed);
   uint64_t completed() const;
 
@@ -115,6 +146,7 @@ class Stream {
   std::vector<std::unique_ptr<Block>> free_rings_;
   std::vector<std::pair<std::shared_ptr<Stream>, uint64_t>> waits_;
   std::optional<driver_kit::Error> error_;
+  std::shared_ptr<Graph> capture_;  // the graph being captured, if any
 };
 
 // Every live stream, the devices' default streams included.

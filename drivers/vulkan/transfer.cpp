@@ -87,6 +87,10 @@ hal_status* copy(hal_stream* stream_handle, hal_copy_kind kind, uint64_t dst,
     if (bytes == 0) {
       return;
     }
+    if ((!dst_on_device || !src_on_device) && stream->is_capturing()) {
+      fail(HAL_STATUS_INVALID_ARGUMENT,
+           "a copy to or from host memory cannot be captured into a graph");
+    }
     MemoryManager& memory = stream->device().memory();
     Region dst_region{nullptr, 0};
     Region src_region{nullptr, 0};
