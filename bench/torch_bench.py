@@ -212,9 +212,10 @@ def training_step(model_name, optimizer_name, compiled=False):
     return setup
 
 
-def graph_replay(count, wait=True):
-    """`count` adds of 16 elements: captured once and replayed on hal, eager
-    on CPU; synchronized at the end of the step, unless not `wait`."""
+def adds(count, captured=True, wait=True):
+    """`count` adds of 16 elements: on hal captured once and replayed when
+    `captured`, else eager, as on CPU; synchronized at the end of the step
+    unless not `wait`."""
     def setup(device):
         a, b, _, _ = small_inputs(device)
         out = torch.empty_like(a)
@@ -224,7 +225,7 @@ def graph_replay(count, wait=True):
                 torch.add(a, b, out=out)
 
         run = eager
-        if device.type == "hal":
+        if captured and device.type == "hal":
             graph = torch.hal.HALGraph()
             with torch.hal.graph(graph):
                 eager()
@@ -234,21 +235,6 @@ def graph_replay(count, wait=True):
             run()
             if wait:
                 synchronize(device)
-
-        return step
-
-    return setup
-
-
-def eager_issue(count):
-    """`count` eager adds of 16 elements, issued and not waited for."""
-    def setup(device):
-        a, b, _, _ = small_inputs(device)
-        out = torch.empty_like(a)
-
-        def step():
-            for _ in range(count):
-                torch.add(a, b, out=out)
 
         return step
 
@@ -271,10 +257,11 @@ CASES = (
     + [Case(f"compiled/{model}_{optimizer}",
             training_step(model, optimizer, compiled=True))
        for model, optimizer in COMPILED]
-    + [Case("graph/add_16", graph_replay(GRAPH_OPS), GRAPH_OPS),
-       Case("issue/eager_add_16", eager_issue(GRAPH_OPS), GRAPH_OPS, settle=True),
-       Case("issue/graph_add_16", graph_replay(GRAPH_OPS, wait=False),
-            GRAPH_OPS, settle=True)])
+    + [Case("graph/add_16", adds(GRAPH_OPS), GRAPH_OPS),
+       Case("issue/eager_add_16", adds(GRAPH_OPS, captured=False, wait=False),
+            GRAPH_OPS, settle=True),
+       Case("issue/graph_add_16", adds(GRAPH_OPS, wait=False), GRAPH_OPS,
+            settle=True)])
 
 
 # ------------------------------------------------------------------- main

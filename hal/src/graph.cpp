@@ -179,6 +179,11 @@ void Graph::launch(const Stream& stream) const {
   state_->last_launch->record(stream);
 }
 
+void Graph::synchronize() const {
+  std::lock_guard lock(state_->mutex);
+  if (state_->last_launch) state_->last_launch->synchronize();
+}
+
 Device Graph::device() const { return state_->device; }
 
 bool Graph::native() const { return state_->native != nullptr; }

@@ -200,7 +200,6 @@ class _Callable:
                 return tuple(g.detach() if g is not None else None
                              for g in grad_per_input)
 
-        Graphed.graphs = (self.forward_graph, self.backward_graph)
         return Graphed
 
 

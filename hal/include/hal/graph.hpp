@@ -36,6 +36,9 @@ class HAL_API Graph {
   // Enqueues one run on `stream`, a stream of the graph's device that is not
   // capturing (INVALID_ARGUMENT otherwise).
   void launch(const Stream& stream) const;
+  // Blocks until the last launch has completed (launches run in order, so
+  // every earlier one has too).
+  void synchronize() const;
 
   Device device() const;
   // True when the driver runs the graph (its graph entries); false when the

@@ -73,6 +73,29 @@ std::string Layer::describe_device(hal_device* device) const {
 
 void Layer::forget_destroyed(const void* handle) { destroyed_.erase(handle); }
 
+template <typename Records, typename Refuse, typename Destroy>
+hal_status* Layer::destroy_recorded(Records& records,
+                                    typename Records::key_type handle,
+                                    const char* kind, Refuse refuse,
+                                    Destroy destroy) {
+  std::optional<typename Records::mapped_type> taken;
+  {
+    std::lock_guard lock(mutex_);
+    if (hal_status* refused = refuse()) return refused;
+    auto it = records.find(handle);
+    taken = it->second;
+    records.erase(it);
+    destroyed_[handle] = kind;
+  }
+  hal_status* status = destroy();
+  if (status != nullptr) {
+    std::lock_guard lock(mutex_);
+    destroyed_.erase(handle);
+    records.insert_or_assign(handle, *taken);
+  }
+  return status;
+}
+
 std::vector<Leak> Layer::leaks() {
   std::vector<Leak> found;
   std::lock_guard lock(mutex_);
@@ -536,29 +559,20 @@ hal_status* Layer::stream_create(hal_device* device, int32_t priority,
 }
 
 hal_status* Layer::stream_destroy(hal_stream* stream) {
-  std::optional<Owned> taken;
-  {
-    std::lock_guard lock(mutex_);
-    hal_device* device = nullptr;
-    HAL_VALIDATE(stream_destroy, check_stream(stream, &device));
-    HAL_VALIDATE(stream_destroy, check_not_capturing(stream, "destroy"));
-    if (default_streams_.contains(stream)) {
-      return violation("stream_destroy",
-                       fmt::format("stream {} is the default stream of {}",
-                                   hex(stream), describe_device(device)));
-    }
-    auto it = streams_.find(stream);
-    taken = it->second;
-    streams_.erase(it);
-    destroyed_[stream] = "stream";
-  }
-  hal_status* status = HAL_FORWARD(stream_destroy, stream);
-  if (status != nullptr) {
-    std::lock_guard lock(mutex_);
-    destroyed_.erase(stream);
-    streams_.insert_or_assign(stream, *taken);
-  }
-  return status;
+  return destroy_recorded(
+      streams_, stream, "stream",
+      [&]() -> hal_status* {
+        hal_device* device = nullptr;
+        HAL_VALIDATE(stream_destroy, check_stream(stream, &device));
+        HAL_VALIDATE(stream_destroy, check_not_capturing(stream, "destroy"));
+        if (default_streams_.contains(stream)) {
+          return violation("stream_destroy",
+                           fmt::format("stream {} is the default stream of {}",
+                                       hex(stream), describe_device(device)));
+        }
+        return nullptr;
+      },
+      [&] { return HAL_FORWARD(stream_destroy, stream); });
 }
 
 hal_status* Layer::stream_default(hal_device* device, hal_stream** out_stream) {
@@ -648,23 +662,14 @@ hal_status* Layer::event_create(hal_device* device, uint32_t flags,
 }
 
 hal_status* Layer::event_destroy(hal_event* event) {
-  std::optional<EventRecord> taken;
-  {
-    std::lock_guard lock(mutex_);
-    hal_device* device = nullptr;
-    HAL_VALIDATE(event_destroy, check_event(event, &device));
-    auto it = events_.find(event);
-    taken = it->second;
-    events_.erase(it);
-    destroyed_[event] = "event";
-  }
-  hal_status* status = HAL_FORWARD(event_destroy, event);
-  if (status != nullptr) {
-    std::lock_guard lock(mutex_);
-    destroyed_.erase(event);
-    events_.insert_or_assign(event, *taken);
-  }
-  return status;
+  return destroy_recorded(
+      events_, event, "event",
+      [&]() -> hal_status* {
+        hal_device* device = nullptr;
+        HAL_VALIDATE(event_destroy, check_event(event, &device));
+        return nullptr;
+      },
+      [&] { return HAL_FORWARD(event_destroy, event); });
 }
 
 hal_status* Layer::event_record(hal_event* event, hal_stream* stream) {
@@ -965,23 +970,15 @@ hal_status* Layer::graph_launch(hal_graph* graph, hal_stream* stream) {
 }
 
 hal_status* Layer::graph_destroy(hal_graph* graph) {
-  std::optional<Owned> taken;
-  {
-    std::lock_guard lock(mutex_);
-    hal_device* device = nullptr;
-    HAL_VALIDATE(graph_destroy, check_graph(graph, &device));
-    auto it = graphs_.find(graph);
-    taken = it->second;
-    graphs_.erase(it);
-    destroyed_[graph] = "graph";
-  }
-  hal_status* status = HAL_FORWARD(graph_destroy, graph);
-  if (status != nullptr) {  // e.g. UNAVAILABLE: still running, still live
-    std::lock_guard lock(mutex_);
-    destroyed_.erase(graph);
-    graphs_.insert_or_assign(graph, *taken);
-  }
-  return status;
+  // The driver refuses (UNAVAILABLE) while a launch runs: still live then.
+  return destroy_recorded(
+      graphs_, graph, "graph",
+      [&]() -> hal_status* {
+        hal_device* device = nullptr;
+        HAL_VALIDATE(graph_destroy, check_graph(graph, &device));
+        return nullptr;
+      },
+      [&] { return HAL_FORWARD(graph_destroy, graph); });
 }
 
 #undef HAL_VALIDATE

@@ -135,6 +135,16 @@ class Layer {
   const std::pair<const hal_devptr, Owned>* find_allocation(
       const DeviceRecord& device, uint64_t address) const;
 
+  // What the destroy entries share: under the lock, `refuse()` returns a
+  // violation's status or null; then `handle`'s record leaves `records`
+  // (using it is "use after destroy" from here on) and `destroy()` calls the
+  // driver, the record going back if the driver refuses.
+  template <typename Records, typename Refuse, typename Destroy>
+  hal_status* destroy_recorded(Records& records,
+                               typename Records::key_type handle,
+                               const char* kind, Refuse refuse,
+                               Destroy destroy);
+
   // Logs the violation of `entry` and makes its INVALID_ARGUMENT status.
   hal_status* violation(const char* entry, const std::string& message) const;
   Owned owned(hal_device* device, uint64_t bytes = 0);

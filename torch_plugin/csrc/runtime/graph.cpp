@@ -64,10 +64,7 @@ void CapturedGraph::replay() {
               "replay of a HALGraph that holds no graph (capture "
               "it first)");
   try {
-    const hal::Stream& stream = hal_stream(current_stream(device_));
-    graph_->launch(stream);
-    if (!last_replay_) last_replay_ = device(device_).create_event();
-    last_replay_->record(stream);
+    graph_->launch(hal_stream(current_stream(device_)));
   } catch (...) {
     rethrow_as_torch_error("replaying a hal graph");
   }
@@ -81,8 +78,7 @@ void CapturedGraph::reset() {
     stream.end_capture();  // dropped
   }
   // The pool's memory is the graph's until its last replay has run.
-  if (last_replay_) last_replay_->synchronize();
-  last_replay_.reset();
+  if (graph_) graph_->synchronize();
   graph_.reset();
   if (pool_ != 0)
     allocator(device_).release_graph_pool(std::exchange(pool_, 0));

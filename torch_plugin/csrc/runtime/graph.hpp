@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <optional>
 
-#include "hal/event.hpp"
 #include "hal/graph.hpp"
 
 namespace torch_hal {
@@ -44,7 +43,6 @@ class CapturedGraph : public torch::CustomClassHolder {
   c10::DeviceIndex device_ = -1;
   std::optional<c10::Stream> capturing_;  // the stream, while capturing
   std::optional<hal::Graph> graph_;
-  std::optional<hal::Event> last_replay_;
   uint64_t pool_ = 0;  // retained while nonzero
 };
 
