@@ -8,7 +8,7 @@
 // <family>/<case>/torch_cpu (the equivalent ATen call). Both write into
 // outputs allocated before timing: torch through its out= variant where
 // ATen has one (every case but conv2d). torch gets as many intra-op threads
-// as cpu_ref's kernels use (hardware_concurrency, kernels/parallel.hpp).
+// as the device has compute units (cpu_ref: HAL_CPU_REF_THREADS).
 // bench/report.py turns the output into the ratio table of
 // docs/performance.md.
 #define TORCH_ASSERT_ONLY_METHOD_OPERATORS
@@ -44,7 +44,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -429,15 +428,15 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (!hal_bench::add_device_context("hal_kernel_bench")) return 1;
-  // cpu_ref runs each kernel on up to hardware_concurrency threads
-  // (drivers/cpu_ref/kernels/parallel.hpp); torch gets the same number.
-  const int threads =
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // torch gets as many threads as the device has compute units: cpu_ref's
+  // kernel threads (HAL_CPU_REF_THREADS, default the online CPUs).
+  const int threads = static_cast<int>(
+      std::max(1u, hal_bench::bench_device().properties().compute_units));
   at::set_num_threads(threads);
-  benchmark::AddCustomContext(
-      "torch_threads", std::to_string(at::get_num_threads()) +
-                           " intra-op (= hardware_concurrency, cpu_ref's "
-                           "kernel thread count)");
+  benchmark::AddCustomContext("torch_threads",
+                              std::to_string(at::get_num_threads()) +
+                                  " intra-op (= the device's compute units; "
+                                  "cpu_ref: its kernel threads)");
   register_benchmarks(hal_bench::bench_runtime().driver().name);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

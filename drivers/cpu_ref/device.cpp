@@ -19,9 +19,25 @@ namespace cpu_ref {
 namespace {
 
 constexpr int64_t kMaxDevices = 64;
+constexpr uint64_t kMaxKernelThreads = 256;
 
-// Parses an environment variable as an integer in [min, max]; unset or
-// malformed values (the latter with a warning) give `fallback`.
+uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) {
+    return uint64_t{1} << 32;
+  }
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
+void copy_string(char* destination, size_t capacity, std::string_view text) {
+  const size_t length = std::min(capacity - 1, text.size());
+  std::memcpy(destination, text.data(), length);
+  destination[length] = '\0';
+}
+
+}  // namespace
+
 uint64_t env_integer(const char* name, uint64_t min, uint64_t max,
                      uint64_t fallback) {
   // Read once, while the devices are created.
@@ -41,23 +57,6 @@ uint64_t env_integer(const char* name, uint64_t min, uint64_t max,
   }
   return value;
 }
-
-uint64_t physical_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) {
-    return uint64_t{1} << 32;
-  }
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
-}
-
-void copy_string(char* destination, size_t capacity, std::string_view text) {
-  const size_t length = std::min(capacity - 1, text.size());
-  std::memcpy(destination, text.data(), length);
-  destination[length] = '\0';
-}
-
-}  // namespace
 
 Device::Device(int32_t ordinal, uint64_t memory_budget)
     : ordinal_(ordinal),
@@ -80,6 +79,16 @@ uint64_t inline_limit() {
   static const uint64_t limit = env_integer(
       "HAL_CPU_REF_INLINE_BYTES", 0, UINT64_MAX - 1, kDefaultInlineLimit);
   return limit;
+}
+
+uint64_t kernel_threads() {
+  // glibc answers hardware_concurrency by reading
+  // /sys/devices/system/cpu/online: read it once, not on every launch.
+  static const uint64_t threads =
+      env_integer("HAL_CPU_REF_THREADS", 1, kMaxKernelThreads,
+                  std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1,
+                                       kMaxKernelThreads));
+  return threads;
 }
 
 const std::vector<std::unique_ptr<Device>>& devices() {
@@ -138,7 +147,7 @@ hal_status* device_properties(hal_device* device_handle,
       out->max_allocation_size = device.memory().budget();
     }
     if (HAL_STRUCT_HAS(out, P, compute_units)) {
-      out->compute_units = std::max(1u, std::thread::hardware_concurrency());
+      out->compute_units = static_cast<uint32_t>(kernel_threads());
     }
     if (HAL_STRUCT_HAS(out, P, dtypes)) {
       out->dtypes = kDtypes;

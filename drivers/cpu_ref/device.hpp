@@ -61,6 +61,13 @@ uint64_t memory_budget();
 // kDefaultInlineLimit; 0 sends every operation to the stream's worker.
 inline constexpr uint64_t kDefaultInlineLimit = 256;
 uint64_t inline_limit();
+// Threads a kernel may run on (kernels/parallel.hpp): HAL_CPU_REF_THREADS,
+// default the machine's online CPUs. Results never depend on it.
+uint64_t kernel_threads();
+// Parses an environment variable as an integer in [min, max]; unset or
+// malformed values (the latter with a warning) give `fallback`.
+uint64_t env_integer(const char* name, uint64_t min, uint64_t max,
+                     uint64_t fallback);
 // All devices of the driver; created on first call.
 const std::vector<std::unique_ptr<Device>>& devices();
 // Validates a device handle (INVALID_ARGUMENT if it is not one of ours).

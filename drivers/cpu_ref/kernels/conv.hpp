@@ -3,16 +3,18 @@
 // (conv.cpp), which registers the family through the kit's list, and the
 // dense staging every one of them uses.
 //
-// These kernels read their inputs whole into dense row-major buffers of
-// double (converted from any dtype and strides) before computing, and
-// store results only at the end, so an output may overlap an input in any
-// way and every result is computed in double in a fixed order. Their
-// argument checks are the kit's (kit/conv_checks.hpp), shared with the other
+// These kernels read their inputs whole into dense row-major buffers
+// (converted from any dtype and strides: to the accumulate type for the
+// convolutions, to double for pooling and batch norm) before computing,
+// and store results only at the end, so an output may overlap an input in
+// any way and every result is computed in a fixed order. Their argument
+// checks are the kit's (kit/conv_checks.hpp), shared with the other
 // drivers.
 #pragma once
 
 #include <vector>
 
+#include "common.hpp"
 #include "kernels/args.hpp"
 #include "kernels/kernel.hpp"
 #include "kit/conv_checks.hpp"
@@ -32,9 +34,33 @@ Stream::Operation prepare_batch_norm_backward(const Device& device,
                                               const hal_arg* args,
                                               uint32_t num_args);
 
-// `tensor`'s elements in row-major order, converted to double.
-std::vector<double> read_dense(const TensorArg& tensor);
+// `tensor`'s elements in row-major order, converted to V (double or the
+// accumulate type).
+template <typename V = double>
+std::vector<V> read_dense(const TensorArg& tensor) {
+  std::vector<V> values;
+  values.reserve(static_cast<size_t>(tensor.num_elements));
+  visit_dtype(tensor.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for_each_element<1>(
+        tensor.shape(), {strided_operand(tensor)}, [&](ElementPointers<1> p) {
+          values.push_back(static_cast<V>(widen(load<T>(p[0]))));
+        });
+  });
+  return values;
+}
+
 // Stores `values` (row-major) into `tensor`, rounding once to its dtype.
-void write_dense(const TensorArg& tensor, const std::vector<double>& values);
+template <typename V>
+void write_dense(const TensorArg& tensor, const std::vector<V>& values) {
+  visit_dtype(tensor.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    size_t next = 0;
+    for_each_element<1>(tensor.shape(), {strided_operand(tensor)},
+                        [&](ElementPointers<1> p) {
+                          store(p[0], convert_to<T>(values[next++]));
+                        });
+  });
+}
 
 }  // namespace cpu_ref

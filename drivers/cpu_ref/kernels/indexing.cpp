@@ -92,6 +92,35 @@ std::vector<int64_t> load_indices(const char* kernel, const TensorArg& index,
   return values;
 }
 
+// Copies `shape`'s elements from `source` to `destination`: a whole
+// innermost row at a time where both are contiguous along it (an embedding
+// row, a staged slice), else element by element.
+void copy_elements(const Shape& shape, const StridedOperand& destination,
+                   const StridedOperand& source, int64_t element_size) {
+  const int last = shape.rank - 1;
+  if (shape.num_elements() == 0) {
+    return;
+  }
+  if (last >= 0 && destination.byte_strides[last] == element_size &&
+      source.byte_strides[last] == element_size) {
+    const auto row_bytes =
+        static_cast<size_t>(shape.sizes[last] * element_size);
+    if (shape.num_elements() == shape.sizes[last]) {
+      std::memcpy(destination.base, source.base, row_bytes);
+      return;
+    }
+    for_each_element<2>(with_size(shape, last, 1), {destination, source},
+                        [row_bytes](ElementPointers<2> p) {
+                          std::memcpy(p[0], p[1], row_bytes);
+                        });
+    return;
+  }
+  for_each_element<2>(shape, {destination, source},
+                      [element_size](ElementPointers<2> p) {
+                        std::memcpy(p[0], p[1], element_size);
+                      });
+}
+
 // A row-major copy of `operand` over `shape`, and the operand reading it.
 struct Staged {
   std::vector<char> bytes;
@@ -102,10 +131,7 @@ Staged stage(const Shape& shape, const StridedOperand& operand,
   Staged staged;
   staged.bytes.resize(shape.num_elements() * element_size);
   staged.operand = contiguous_operand(staged.bytes.data(), shape, element_size);
-  for_each_element<2>(shape, {staged.operand, operand},
-                      [element_size](ElementPointers<2> p) {
-                        std::memcpy(p[0], p[1], element_size);
-                      });
+  copy_elements(shape, staged.operand, operand, element_size);
   return staged;
 }
 
@@ -123,11 +149,7 @@ void write_through_staging(const TensorArg& out, bool overlaps,
   const StridedOperand staging =
       contiguous_operand(bytes.data(), shape, out.element_size);
   produce(staging);
-  const int64_t element_size = out.element_size;
-  for_each_element<2>(shape, {out_operand, staging},
-                      [element_size](ElementPointers<2> p) {
-                        std::memcpy(p[0], p[1], element_size);
-                      });
+  copy_elements(shape, out_operand, staging, out.element_size);
 }
 
 // --- index_select(out, in, dim, index) -------------------------------------
@@ -144,13 +166,9 @@ void run_index_select(const IndexSelectPlan& plan) {
       plan.out, plan.out.overlaps(plan.in), out.shape, out.operand,
       [&](const StridedOperand& destination) {
         for (size_t j = 0; j < indices.size(); ++j) {
-          for_each_element<2>(
-              slice,
-              {advance(destination, dim, static_cast<int64_t>(j)),
-               advance(in.operand, dim, indices[j])},
-              [element_size](ElementPointers<2> p) {
-                std::memcpy(p[0], p[1], element_size);
-              });
+          copy_elements(slice,
+                        advance(destination, dim, static_cast<int64_t>(j)),
+                        advance(in.operand, dim, indices[j]), element_size);
         }
       });
 }

@@ -3,15 +3,12 @@
 // family of table/linalg.json. matmul is addmm without c and with alpha 1
 // (multiplying by 1 is exact, so both share every bit of the product).
 //
-// Cache-blocked: for each (batch, Mc x Nc output tile) the operands are
-// packed, converted to the accumulate type, into zero-padded panels of
-// kMr rows of a and kNr columns of b, whatever their strides; a register
-// micro-kernel then updates a kMr x kNr block of the tile. Each output
-// element is one accumulator that sees k in increasing order (the tile
-// carries it from one k block to the next), so the result is the plain
-// sequential dot product, bit for bit, independent of blocking. The
-// epilogue (alpha * p + beta * c, in the accumulate type) runs as each tile
-// is stored.
+// Each job (a batch, a block of rows and one of kJobCols columns of the
+// output) runs gemm()
+// (gemm.hpp) into dense accumulators, then the epilogue alpha * p + beta * c
+// in the accumulate type as it stores its block. Every output element is
+// the sequential dot product of its level (isa.hpp), whichever job or
+// thread computes it.
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -21,6 +18,7 @@
 #include "common.hpp"
 #include "hal/standard_kernels.h"
 #include "kernels/args.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/parallel.hpp"
 #include "kit/linalg_checks.hpp"
@@ -28,11 +26,11 @@
 namespace cpu_ref {
 namespace {
 
-constexpr int64_t kMr = 4;    // rows of a register block
-constexpr int64_t kNr = 8;    // columns of a register block
-constexpr int64_t kMc = 64;   // rows of a tile (multiple of kMr)
-constexpr int64_t kNc = 256;  // columns of a tile (multiple of kNr)
-constexpr int64_t kKc = 256;  // depth of a packed panel
+// Output columns per job: b's packed panel is then shared by all of a job's
+// rows, which are all of m unless there are too few jobs for the threads.
+constexpr int64_t kJobCols = 256;
+// Row blocks are multiples of every micro-kernel's rows (gemm.cpp).
+constexpr int64_t kJobRowAlign = 12;
 
 struct MatmulArgs {
   TensorArg out, a, b;
@@ -41,76 +39,12 @@ struct MatmulArgs {
   double beta = 0;
 };
 
-// One 2-D operand of one batch: element (r, c) at base + r*row + c*col bytes.
-struct Matrix {
-  const char* base;
-  int64_t row_stride;
-  int64_t col_stride;
-};
-
-template <typename T, typename Acc>
-Acc load_acc(const Matrix& m, int64_t r, int64_t c) {
-  return static_cast<Acc>(
-      widen(load<T>(m.base + r * m.row_stride + c * m.col_stride)));
-}
-
-// Packs a[rows, depth] as consecutive kMr-row slivers, each k-major.
-template <typename T, typename Acc>
-void pack_a(const Matrix& a, int64_t row0, int64_t rows, int64_t k0,
-            int64_t depth, Acc* packed) {
-  for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
-    for (int64_t k = 0; k < depth; ++k) {
-      for (int64_t r = r0; r < r0 + kMr; ++r) {
-        *packed++ = r < rows ? load_acc<T, Acc>(a, row0 + r, k0 + k) : Acc{0};
-      }
-    }
-  }
-}
-
-// Packs b[depth, cols] as consecutive kNr-column slivers, each k-major.
-template <typename T, typename Acc>
-void pack_b(const Matrix& b, int64_t k0, int64_t depth, int64_t col0,
-            int64_t cols, Acc* packed) {
-  for (int64_t c0 = 0; c0 < cols; c0 += kNr) {
-    for (int64_t k = 0; k < depth; ++k) {
-      for (int64_t c = c0; c < c0 + kNr; ++c) {
-        *packed++ = c < cols ? load_acc<T, Acc>(b, k0 + k, col0 + c) : Acc{0};
-      }
-    }
-  }
-}
-
-// tile[kMr x kNr block, row stride ldc] += a_sliver * b_sliver over `depth`.
-template <typename Acc>
-void micro_kernel(const Acc* __restrict a, const Acc* __restrict b,
-                  int64_t depth, Acc* __restrict tile, int64_t ldc) {
-  Acc acc[kMr][kNr];
-  for (int64_t r = 0; r < kMr; ++r) {
-    for (int64_t c = 0; c < kNr; ++c) {
-      acc[r][c] = tile[r * ldc + c];
-    }
-  }
-  for (int64_t k = 0; k < depth; ++k) {
-    for (int64_t r = 0; r < kMr; ++r) {
-      const Acc a_rk = a[k * kMr + r];
-      for (int64_t c = 0; c < kNr; ++c) {
-        acc[r][c] += a_rk * b[k * kNr + c];
-      }
-    }
-  }
-  for (int64_t r = 0; r < kMr; ++r) {
-    for (int64_t c = 0; c < kNr; ++c) {
-      tile[r * ldc + c] = acc[r][c];
-    }
-  }
-}
-
 struct MatmulJob {
   char* out;
   const char* a;
   const char* b;
   const char* c;  // nullptr: no c term
-  int64_t i0;
+  int64_t i0, rows, j0;
 };
 
 // Sizes, 2-D byte strides and the epilogue shared by every job of one
@@ -121,61 +55,29 @@ struct MatmulGeometry {
   double alpha, beta;
 };
 
-int64_t round_up(int64_t value, int64_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
-// Packed panels and the output tile of one thread, sized for this launch's
-// blocks rather than the largest ones: a small matmul (an MLP layer) would
-// otherwise spend longer allocating and clearing 384 KiB than multiplying.
-// The panels are fully written by pack_a/pack_b, so they are not cleared.
-template <typename Acc>
-struct MatmulScratch {
-  explicit MatmulScratch(const MatmulGeometry& g)
-      : tile_cols(round_up(std::min(kNc, g.n), kNr)),
-        a_panel(
-            new Acc[round_up(std::min(kMc, g.m), kMr) * std::min(kKc, g.k)]),
-        b_panel(new Acc[std::min(kKc, g.k) * tile_cols]),
-        tile(round_up(std::min(kMc, g.m), kMr) * tile_cols) {}
-
-  const int64_t tile_cols;  // the tile's row stride
-  std::unique_ptr<Acc[]> a_panel, b_panel;
-  std::vector<Acc> tile;
-};
-
-// Computes rows [i0, i0 + kMc) of one batch's output.
+// Computes rows [i0, i0 + rows) x columns [j0, j0 + kJobCols) of one
+// batch's output; `product` holds rows x kJobCols accumulators.
 template <typename T, typename Acc>
-void run_row_block(const MatmulJob& job, const MatmulGeometry& g,
-                   MatmulScratch<Acc>& s) {
-  const Matrix a{job.a, g.a_row, g.a_col};
-  const Matrix b{job.b, g.b_row, g.b_col};
-  const int64_t rows = std::min(kMc, g.m - job.i0);
-  for (int64_t j0 = 0; j0 < g.n; j0 += kNc) {
-    const int64_t cols = std::min(kNc, g.n - j0);
-    std::fill(s.tile.begin(), s.tile.end(), Acc{0});
-    for (int64_t k0 = 0; k0 < g.k; k0 += kKc) {
-      const int64_t depth = std::min(kKc, g.k - k0);
-      pack_a<T, Acc>(a, job.i0, rows, k0, depth, s.a_panel.get());
-      pack_b<T, Acc>(b, k0, depth, j0, cols, s.b_panel.get());
-      for (int64_t r = 0; r < rows; r += kMr) {
-        for (int64_t c = 0; c < cols; c += kNr) {
-          micro_kernel(s.a_panel.get() + r * depth, s.b_panel.get() + c * depth,
-                       depth, s.tile.data() + r * s.tile_cols + c, s.tile_cols);
-        }
+void run_column_block(const MatmulJob& job, const MatmulGeometry& g,
+                      std::vector<Acc>& product) {
+  const int64_t cols = std::min(kJobCols, g.n - job.j0);
+  const MatrixView a{job.a + job.i0 * g.a_row, g.a_row, g.a_col};
+  const MatrixView b{job.b + job.j0 * g.b_col, g.b_row, g.b_col};
+  gemm<T, Acc>(job.rows, cols, g.k, a, b, product.data(), cols,
+               /*accumulate=*/false);
+  const Acc alpha = static_cast<Acc>(g.alpha);
+  const Acc beta = static_cast<Acc>(g.beta);
+  for (int64_t r = 0; r < job.rows; ++r) {
+    const int64_t i = job.i0 + r;
+    char* row = job.out + i * g.out_row + job.j0 * g.out_col;
+    const char* bias =
+        job.c == nullptr ? nullptr : job.c + i * g.c_row + job.j0 * g.c_col;
+    for (int64_t col = 0; col < cols; ++col) {
+      Acc value = alpha * product[r * cols + col];
+      if (job.c != nullptr) {
+        value += beta * static_cast<Acc>(widen(load<T>(bias + col * g.c_col)));
       }
-    }
-    const Acc alpha = static_cast<Acc>(g.alpha);
-    const Acc beta = static_cast<Acc>(g.beta);
-    for (int64_t r = 0; r < rows; ++r) {
-      char* row = job.out + (job.i0 + r) * g.out_row + j0 * g.out_col;
-      for (int64_t c = 0; c < cols; ++c) {
-        Acc value = alpha * s.tile[r * s.tile_cols + c];
-        if (job.c != nullptr) {
-          const Matrix bias{job.c, g.c_row, g.c_col};
-          value += beta * load_acc<T, Acc>(bias, job.i0 + r, j0 + c);
-        }
-        store(row + c * g.out_col, convert_to<T>(value));
-      }
+      store(row + col * g.out_col, convert_to<T>(value));
     }
   }
 }
@@ -223,12 +125,24 @@ void run_matmul(const MatmulArgs& args) {
   const StridedOperand b_op = strided_operand(args.b);
   const StridedOperand c_op = args.c ? strided_operand(*args.c) : out_op;
 
-  // One job per (batch, kMc row block): jobs write disjoint rows of `out`.
+  // Jobs (batch, row block, column block) write disjoint parts of `out`;
+  // rows are split only as far as the threads need.
+  const int64_t column_blocks = (n + kJobCols - 1) / kJobCols;
+  const auto threads = static_cast<int64_t>(hardware_threads());
+  const int64_t row_splits = std::clamp<int64_t>(
+      threads / std::max<int64_t>(1, batch.num_elements() * column_blocks), 1,
+      (m + kJobRowAlign - 1) / kJobRowAlign);
+  const int64_t rows_per_job =
+      ((m + row_splits - 1) / row_splits + kJobRowAlign - 1) / kJobRowAlign *
+      kJobRowAlign;
   std::vector<MatmulJob> jobs;
   for_each_element<4>(
       batch, {out_op, a_op, b_op, c_op}, [&](ElementPointers<4> p) {
-        for (int64_t i0 = 0; i0 < m; i0 += kMc) {
-          jobs.push_back({p[0], p[1], p[2], args.c ? p[3] : nullptr, i0});
+        for (int64_t i0 = 0; i0 < m; i0 += rows_per_job) {
+          for (int64_t j0 = 0; j0 < n; j0 += kJobCols) {
+            jobs.push_back({p[0], p[1], p[2], args.c ? p[3] : nullptr, i0,
+                            std::min(rows_per_job, m - i0), j0});
+          }
         }
       });
   const MatmulGeometry geometry{m,
@@ -249,10 +163,11 @@ void run_matmul(const MatmulArgs& args) {
                        static_cast<double>(batch.num_elements());
   run_parallel(jobs.size(), flops,
                [&](const std::function<bool(size_t&)>& next_job) {
-                 MatmulScratch<Acc> scratch(geometry);
+                 std::vector<Acc> product(
+                     static_cast<size_t>(rows_per_job * std::min(kJobCols, n)));
                  size_t job;
                  while (next_job(job)) {
-                   run_row_block<T>(jobs[job], geometry, scratch);
+                   run_column_block<T>(jobs[job], geometry, product);
                  }
                });
   if (staged) {

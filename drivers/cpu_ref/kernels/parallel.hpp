@@ -1,70 +1,54 @@
-// A fork-join loop for kernels whose jobs are independent and write
-// disjoint outputs. Which thread runs a job never changes its result, so
-// kernels stay deterministic whatever the thread count.
+// Fork-join over a persistent pool, for kernels whose jobs are independent
+// and write disjoint outputs. Jobs are split statically: participant p of
+// T runs jobs [p * J / T, (p + 1) * J / T). Which thread runs a job never
+// changes its result, so kernels stay deterministic whatever the thread
+// count (HAL_CPU_REF_THREADS).
+//
+// The pool (kernel_threads() - 1 helper threads, started on first use and
+// kept until the process exits) serves one kernel at a time; a kernel that
+// finds it busy (another stream's kernel, or a nested call) runs all its
+// jobs on its own thread, which gives the same bits.
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <functional>
-#include <system_error>
-#include <thread>
-#include <vector>
 
 namespace cpu_ref {
 
-// Work below this many flops per thread is not worth a thread start.
+// Work below this many flops per thread is not worth waking a helper.
 inline constexpr double kMinFlopsPerThread = 4e6;
 
-// std::thread::hardware_concurrency(), read once: glibc answers it by
-// reading /sys/devices/system/cpu/online, three system calls that cost
-// more than a small kernel on every launch.
-inline size_t hardware_threads() {
-  static const size_t count = std::max(1u, std::thread::hardware_concurrency());
-  return count;
-}
+// The number of threads kernels run on (device.hpp's kernel_threads()).
+size_t hardware_threads();
 
-// Calls body(next_job) on the calling thread and on up to
-// hardware_concurrency - 1 helpers; each call pulls job indices with
-// next_job(index) until it returns false. Returns when all jobs are done.
-// A helper that cannot start, or whose body throws before pulling a job
-// (e.g. allocating scratch memory; body must not throw after that), leaves
-// the jobs to the others; the calling thread's errors propagate once every
-// helper has been joined.
+// Runs task(p) for p in [0, participants): p = 0 on the calling thread,
+// the others on pool helpers, or all on the calling thread when the pool
+// is busy or has too few helpers. Returns when every call has returned;
+// the first exception any call threw is then rethrown.
+void run_on_pool(size_t participants,
+                 const std::function<void(size_t participant)>& task);
+
+// Calls body(next_job) once per participant (at most hardware_threads(),
+// num_jobs, and one per kMinFlopsPerThread of `flops`); next_job(job)
+// yields that participant's static share of job indices, then false.
+// An exception from any body (e.g. allocating scratch memory) fails the
+// whole kernel once every participant has returned.
 template <typename Body>
 void run_parallel(size_t num_jobs, double flops, Body&& body) {
-  std::atomic<size_t> next{0};
-  const std::function<bool(size_t&)> next_job = [&](size_t& job) {
-    job = next.fetch_add(1, std::memory_order_relaxed);
-    return job < num_jobs;
-  };
-  const size_t by_work =
+  const auto by_work =
       static_cast<size_t>(std::max(1.0, flops / kMinFlopsPerThread));
-  const size_t threads =
-      std::min<size_t>({hardware_threads(), num_jobs, by_work});
-  std::vector<std::thread> helpers;
-  struct JoinAll {
-    std::vector<std::thread>& threads;
-    ~JoinAll() {
-      for (std::thread& thread : threads) {
-        thread.join();
-      }
-    }
-  } join_all{helpers};
-  try {
-    helpers.reserve(threads);
-    for (size_t i = 1; i < threads; ++i) {
-      helpers.emplace_back([&] {
-        try {
-          body(next_job);
-        } catch (...) {
-        }
-      });
-    }
-  } catch (const std::exception&) {
-    // Out of threads or memory: the threads that did start share the jobs.
-  }
-  body(next_job);
+  const size_t participants =
+      std::max<size_t>(1, std::min({hardware_threads(), num_jobs, by_work}));
+  run_on_pool(participants, [&](size_t participant) {
+    size_t next = num_jobs * participant / participants;
+    const size_t end = num_jobs * (participant + 1) / participants;
+    const std::function<bool(size_t&)> next_job = [&](size_t& job) {
+      job = next++;
+      return job < end;
+    };
+    body(next_job);
+  });
 }
 
 }  // namespace cpu_ref

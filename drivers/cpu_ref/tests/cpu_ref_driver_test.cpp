@@ -14,6 +14,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -613,6 +614,30 @@ TEST_F(CpuRefTest, MatmulBatchedWithTransposedAndBroadcastOperands) {
   EXPECT_EQ(download<float>(dout, 4), (std::vector<float>{0, 0, 0, 0}));
 }
 
+// Whether the driver's f32 dot products take one fused multiply-add per
+// term: at the x86-64-v3 level, its default where the CPU has AVX2 and FMA
+// (kernels/isa.hpp).
+bool fused_f32_dot_products() {
+  const char* level = std::getenv("HAL_CPU_REF_ISA");
+  if (level != nullptr && std::string_view(level) == "baseline") {
+    return false;
+  }
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+// One term of a sequential f32 dot product at the driver's level.
+float dot_step(float sum, float x, float y) {
+  if (fused_f32_dot_products()) {
+    return std::fma(x, y, sum);
+  }
+  const float product = x * y;
+  return sum + product;
+}
+
 // Big enough to be split over threads: still the plain sequential f32 dot
 // product in increasing k, bit for bit.
 TEST_F(CpuRefTest, MatmulMatchesSequentialDotProductBitwise) {
@@ -647,12 +672,119 @@ TEST_F(CpuRefTest, MatmulMatchesSequentialDotProductBitwise) {
       for (int64_t j = 0; j < kN; ++j) {
         float expected = 0;
         for (int64_t k = 0; k < kK; ++k) {
-          const float product =
-              a[(p * kM + i) * kK + k] * b[(p * kN + j) * kK + k];
-          expected += product;
+          expected = dot_step(expected, a[(p * kM + i) * kK + k],
+                              b[(p * kN + j) * kK + k]);
         }
         ASSERT_EQ(out[(p * kM + i) * kN + j], expected)
             << p << " " << i << " " << j;
+      }
+    }
+  }
+}
+
+// conv2d as the GEMM of im2col: each output is the sequential dot product
+// over (c', i, j) of its level, padding taps adding products with 0, then
+// the bias; conv2d_backward_weight sums over (n, y, x) in that order.
+// Grouped, strided, dilated and padded, with enough batches for several
+// jobs.
+TEST_F(CpuRefTest, Conv2dMatchesSequentialDotProductsBitwise) {
+  constexpr int64_t kN = 3, kC = 4, kH = 9, kW = 11, kO = 6, kG = 2, kKh = 3,
+                    kKw = 2, kStride = 2, kPad = 1, kDilation = 2;
+  constexpr int64_t kCg = kC / kG, kOg = kO / kG;
+  constexpr int64_t kOh =
+      (kH + 2 * kPad - kDilation * (kKh - 1) - 1) / kStride + 1;
+  constexpr int64_t kOw =
+      (kW + 2 * kPad - kDilation * (kKw - 1) - 1) / kStride + 1;
+  uint32_t state = 777;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+  };
+  std::vector<float> in(kN * kC * kH * kW), weight(kO * kCg * kKh * kKw),
+      bias(kO), grad_out(kN * kO * kOh * kOw);
+  for (auto* values : {&in, &weight, &bias, &grad_out}) {
+    for (float& v : *values) {
+      v = next();
+    }
+  }
+  const hal_devptr d_in = upload(in);
+  const hal_devptr d_weight = upload(weight);
+  const hal_devptr d_bias = upload(bias);
+  const hal_devptr d_grad_out = upload(grad_out);
+  const hal_devptr d_out = alloc(grad_out.size() * 4);
+  const hal_devptr d_grad_weight = alloc(weight.size() * 4);
+  auto dense = [](hal_devptr p, std::vector<int64_t> sizes) {
+    std::vector<int64_t> strides(sizes.size());
+    int64_t stride = 1;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      strides[d] = stride;
+      stride *= sizes[d];
+    }
+    return tensor_arg(tensor(p, HAL_DTYPE_F32, sizes, strides));
+  };
+  const std::vector<hal_arg> geometry = {
+      i64_arg(kStride),   i64_arg(kStride),   i64_arg(kPad), i64_arg(kPad),
+      i64_arg(kDilation), i64_arg(kDilation), i64_arg(kG)};
+  std::vector<hal_arg> forward = {
+      dense(d_out, {kN, kO, kOh, kOw}), dense(d_in, {kN, kC, kH, kW}),
+      dense(d_weight, {kO, kCg, kKh, kKw}), dense(d_bias, {kO})};
+  forward.insert(forward.end(), geometry.begin(), geometry.end());
+  ASSERT_EQ(launch(HAL_KERNEL_CONV2D, forward).code, HAL_STATUS_OK);
+  std::vector<hal_arg> backward = {dense(d_grad_weight, {kO, kCg, kKh, kKw}),
+                                   dense(d_grad_out, {kN, kO, kOh, kOw}),
+                                   dense(d_in, {kN, kC, kH, kW})};
+  backward.insert(backward.end(), geometry.begin(), geometry.end());
+  ASSERT_EQ(launch(HAL_KERNEL_CONV2D_BACKWARD_WEIGHT, backward).code,
+            HAL_STATUS_OK);
+  // in[n, c, h, w], 0 outside the input (padding).
+  auto input = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    return h < 0 || h >= kH || w < 0 || w >= kW
+               ? 0.0f
+               : in[((n * kC + c) * kH + h) * kW + w];
+  };
+  const std::vector<float> out = download<float>(d_out, grad_out.size());
+  for (int64_t n = 0; n < kN; ++n) {
+    for (int64_t o = 0; o < kO; ++o) {
+      for (int64_t y = 0; y < kOh; ++y) {
+        for (int64_t x = 0; x < kOw; ++x) {
+          float sum = 0;
+          for (int64_t c = 0; c < kCg; ++c) {
+            for (int64_t i = 0; i < kKh; ++i) {
+              for (int64_t j = 0; j < kKw; ++j) {
+                sum = dot_step(sum, weight[((o * kCg + c) * kKh + i) * kKw + j],
+                               input(n, o / kOg * kCg + c,
+                                     y * kStride - kPad + i * kDilation,
+                                     x * kStride - kPad + j * kDilation));
+              }
+            }
+          }
+          ASSERT_EQ(out[((n * kO + o) * kOh + y) * kOw + x], sum + bias[o])
+              << n << " " << o << " " << y << " " << x;
+        }
+      }
+    }
+  }
+  const std::vector<float> grad_weight =
+      download<float>(d_grad_weight, weight.size());
+  for (int64_t o = 0; o < kO; ++o) {
+    for (int64_t c = 0; c < kCg; ++c) {
+      for (int64_t i = 0; i < kKh; ++i) {
+        for (int64_t j = 0; j < kKw; ++j) {
+          float sum = 0;
+          for (int64_t n = 0; n < kN; ++n) {
+            for (int64_t y = 0; y < kOh; ++y) {
+              for (int64_t x = 0; x < kOw; ++x) {
+                sum =
+                    dot_step(sum, grad_out[((n * kO + o) * kOh + y) * kOw + x],
+                             input(n, o / kOg * kCg + c,
+                                   y * kStride - kPad + i * kDilation,
+                                   x * kStride - kPad + j * kDilation));
+              }
+            }
+          }
+          ASSERT_EQ(grad_weight[((o * kCg + c) * kKh + i) * kKw + j], sum)
+              << o << " " << c << " " << i << " " << j;
+        }
       }
     }
   }
