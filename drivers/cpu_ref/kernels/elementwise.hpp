@@ -224,9 +224,20 @@ void map_elements(
             const std::array<const char*, N> in{operands[K + 1].base...};
             const std::array<bool, N> scalar = is_scalar;
             const std::array<M, N> value = scalars;
+            const Fn local_fn = fn;  // its captures (alpha) too
+            if (!(scalar[K] || ...)) {
+              // No select in the loop: GCC vectorizes only straight-line
+              // bodies (it does not unswitch large ones).
+              for (int64_t i = begin; i < end; ++i) {
+                store(out_base + i * int64_t{sizeof(Out)},
+                      convert_to<Out>(local_fn(static_cast<M>(widen(
+                          load<Ins>(in[K] + i * int64_t{sizeof(Ins)})))...)));
+              }
+              return;
+            }
             for (int64_t i = begin; i < end; ++i) {
               store(out_base + i * int64_t{sizeof(Out)},
-                    convert_to<Out>(fn(
+                    convert_to<Out>(local_fn(
                         (scalar[K]
                              ? value[K]
                              : static_cast<M>(widen(load<Ins>(

@@ -138,8 +138,8 @@ void pack_a(const MatrixView& a, int64_t rows, int64_t depth, int64_t mr,
 template <typename T, typename Acc>
 void pack_b(const MatrixView& b, int64_t depth, int64_t cols, int64_t nr,
             Acc* packed) {
-  const bool rows_dense = std::is_same_v<T, Acc> &&
-                          b.col_stride == static_cast<int64_t>(sizeof(T));
+  const bool rows_dense =
+      std::is_same_v<T, Acc> && b.col_stride == static_cast<int64_t>(sizeof(T));
   for (int64_t c0 = 0; c0 < cols; c0 += nr) {
     const int64_t valid = std::min(nr, cols - c0);
     for (int64_t p = 0; p < depth; ++p) {
@@ -192,10 +192,10 @@ void gemm(int64_t m, int64_t n, int64_t k, const MatrixView& a,
   const int64_t nr = kernel.nr;
   Panels<Acc>& panels = thread_panels<Acc>();
   const int64_t depth_max = std::min(kKc, k);
-  panels.a.resize(static_cast<size_t>(round_up(std::min(kMc, m), mr) *
-                                      depth_max));
-  panels.b.resize(static_cast<size_t>(round_up(std::min(kNc, n), nr) *
-                                      depth_max));
+  panels.a.resize(
+      static_cast<size_t>(round_up(std::min(kMc, m), mr) * depth_max));
+  panels.b.resize(
+      static_cast<size_t>(round_up(std::min(kNc, n), nr) * depth_max));
   Acc edge[kMaxBlock];  // an mr x nr block at the border of c
   for (int64_t j0 = 0; j0 < n; j0 += kNc) {
     const int64_t cols = std::min(kNc, n - j0);
@@ -236,9 +236,8 @@ void gemm(int64_t m, int64_t n, int64_t k, const MatrixView& a,
 
 template void gemm<float, float>(int64_t, int64_t, int64_t, const MatrixView&,
                                  const MatrixView&, float*, int64_t, bool);
-template void gemm<double, double>(int64_t, int64_t, int64_t,
-                                   const MatrixView&, const MatrixView&,
-                                   double*, int64_t, bool);
+template void gemm<double, double>(int64_t, int64_t, int64_t, const MatrixView&,
+                                   const MatrixView&, double*, int64_t, bool);
 template void gemm<Half, float>(int64_t, int64_t, int64_t, const MatrixView&,
                                 const MatrixView&, float*, int64_t, bool);
 template void gemm<BFloat16, float>(int64_t, int64_t, int64_t,

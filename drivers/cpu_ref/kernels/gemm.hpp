@@ -26,8 +26,7 @@ struct MatrixView {
   int64_t col_stride;
 
   MatrixView offset(int64_t row, int64_t col) const {
-    return {base + row * row_stride + col * col_stride, row_stride,
-            col_stride};
+    return {base + row * row_stride + col * col_stride, row_stride, col_stride};
   }
 };
 

@@ -21,7 +21,8 @@ IsaLevel choose_level() {
   const IsaLevel best =
       cpu_has_x86_64_v3() ? IsaLevel::kX86_64_V3 : IsaLevel::kBaseline;
   // Read once, on the first kernel that asks.
-  const char* text = std::getenv("HAL_CPU_REF_ISA");  // NOLINT(concurrency-mt-unsafe)
+  const char* text =
+      std::getenv("HAL_CPU_REF_ISA");  // NOLINT(concurrency-mt-unsafe)
   if (text == nullptr || *text == '\0') {
     return best;
   }

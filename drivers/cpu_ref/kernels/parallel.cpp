@@ -22,8 +22,7 @@ class ThreadPool {
  public:
   // Runs task over `participants`, or returns false (nothing run) when
   // the pool is busy or too small.
-  bool try_run(size_t participants,
-               const std::function<void(size_t)>& task) {
+  bool try_run(size_t participants, const std::function<void(size_t)>& task) {
     const std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock() || !start_helpers(participants - 1)) {
       return false;
@@ -93,7 +92,7 @@ class ThreadPool {
     }
   }
 
-  std::mutex busy_;  // held by the kernel the pool serves
+  std::mutex busy_;          // held by the kernel the pool serves
   size_t helper_count_ = 0;  // helper i (1-based) is participant i
   std::mutex mutex_;
   std::condition_variable work_ready_, all_done_;

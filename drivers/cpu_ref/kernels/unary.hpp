@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "kernels/elementwise.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace cpu_ref::unary {
 
@@ -24,7 +25,7 @@ constexpr bool kFloat = std::is_floating_point_v<M>;
 
 template <typename M>
 M sigmoid(M x) {
-  return M{1} / (M{1} + std::exp(-x));
+  return M{1} / (M{1} + vector_math::exp(-x));
 }
 
 // out = Op::apply(in), same dtype.

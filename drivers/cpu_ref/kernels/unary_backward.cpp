@@ -65,28 +65,30 @@ Stream::Operation prepare_backward(const Device& device, const hal_arg* args,
   };
 }
 
-// gelu_backward(grad_in, grad_out, x, approximate): torch's formulas.
-template <typename M>
-M gelu_backward(M dy, M x, int64_t approximate) {
-  if (approximate == 0) {
-    const M cdf =
-        M{0.5} * (M{1} + std::erf(x * static_cast<M>(std::numbers::sqrt2 / 2)));
+// gelu_backward(grad_in, grad_out, x, approximate): torch's formulas, the
+// form a template argument (straight-line loops).
+template <bool kTanhForm, typename M>
+M gelu_backward(M dy, M x) {
+  if constexpr (!kTanhForm) {
+    const M cdf = vector_math::normal_cdf(x);
     const M pdf =
-        std::exp(M{-0.5} * x * x) *
+        vector_math::exp(M{-0.5} * x * x) *
         static_cast<M>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
     return dy * (cdf + x * pdf);
+  } else {
+    const M beta =
+        static_cast<M>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
+    const M kappa = static_cast<M>(0.044715);
+    const M x_sq = x * x;
+    const M inner = beta * (x + kappa * x_sq * x);
+    const M t = std::tanh(inner);
+    const M left = M{0.5} * x;
+    const M right = M{1} + t;
+    const M left_derivative = M{0.5} * right;
+    const M right_derivative =
+        (M{1} - t * t) * beta * (M{1} + M{3} * kappa * x_sq);
+    return dy * (left_derivative + left * right_derivative);
   }
-  const M beta = static_cast<M>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
-  const M kappa = static_cast<M>(0.044715);
-  const M x_sq = x * x;
-  const M inner = beta * (x + kappa * x_sq * x);
-  const M t = std::tanh(inner);
-  const M left = M{0.5} * x;
-  const M right = M{1} + t;
-  const M left_derivative = M{0.5} * right;
-  const M right_derivative =
-      (M{1} - t * t) * beta * (M{1} + M{3} * kappa * x_sq);
-  return dy * (left_derivative + left * right_derivative);
 }
 
 Stream::Operation prepare_gelu_backward(const Device& device,
@@ -105,9 +107,15 @@ Stream::Operation prepare_gelu_backward(const Device& device,
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
         using M = Math<T>;
-        map_elements<T, M, T, T>(grad_in, inputs, 30, [approximate](M dy, M x) {
-          return gelu_backward(dy, x, approximate);
-        });
+        if (approximate == 0) {
+          map_elements<T, M, T, T>(grad_in, inputs, 30, [](M dy, M x) {
+            return gelu_backward<false>(dy, x);
+          });
+        } else {
+          map_elements<T, M, T, T>(grad_in, inputs, 30, [](M dy, M x) {
+            return gelu_backward<true>(dy, x);
+          });
+        }
       }
     });
   };

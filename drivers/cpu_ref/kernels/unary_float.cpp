@@ -1,5 +1,7 @@
 // The unary float functions: exp, log, log1p, expm1, sqrt, rsqrt, sin, cos,
-// tanh, sigmoid, silu, erf, reciprocal and gelu (unary.hpp).
+// tanh, sigmoid, silu, erf, reciprocal and gelu (unary.hpp). exp, sigmoid,
+// silu and exact gelu take vector_math.hpp's f32 functions, which
+// vectorize; the others call libm per element.
 #include "kernels/unary.hpp"
 
 namespace cpu_ref {
@@ -28,7 +30,7 @@ using unary::sigmoid;
         return x;                                     \
     }                                                 \
   }
-CPU_REF_FLOAT_UNARY(Exp, "exp", std::exp(x));
+CPU_REF_FLOAT_UNARY(Exp, "exp", vector_math::exp(x));
 CPU_REF_FLOAT_UNARY(Log, "log", std::log(x));
 CPU_REF_FLOAT_UNARY(Log1p, "log1p", std::log1p(x));
 CPU_REF_FLOAT_UNARY(Expm1, "expm1", std::expm1(x));
@@ -38,21 +40,23 @@ CPU_REF_FLOAT_UNARY(Sin, "sin", std::sin(x));
 CPU_REF_FLOAT_UNARY(Cos, "cos", std::cos(x));
 CPU_REF_FLOAT_UNARY(Tanh, "tanh", std::tanh(x));
 CPU_REF_FLOAT_UNARY(SigmoidOp, "sigmoid", sigmoid(x));
-CPU_REF_FLOAT_UNARY(Silu, "silu", x / (M{1} + std::exp(-x)));
+CPU_REF_FLOAT_UNARY(Silu, "silu", x / (M{1} + vector_math::exp(-x)));
 CPU_REF_FLOAT_UNARY(Erf, "erf", std::erf(x));
 CPU_REF_FLOAT_UNARY(Reciprocal, "reciprocal", M{1} / x);
 #undef CPU_REF_FLOAT_UNARY
 
-// gelu(out, in, approximate): 0 exact (erf), 1 tanh approximation.
-template <typename M>
-M gelu(M x, int64_t approximate) {
-  if (approximate == 0) {
-    return M{0.5} * x *
-           (M{1} + std::erf(x * static_cast<M>(std::numbers::sqrt2 / 2)));
+// gelu(out, in, approximate): 0 exact (erf), 1 tanh approximation. The
+// form is a template argument, so each loop is straight-line code.
+template <bool kTanhForm, typename M>
+M gelu(M x) {
+  if constexpr (!kTanhForm) {
+    return x * vector_math::normal_cdf(x);
+  } else {
+    const M beta =
+        static_cast<M>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
+    const M inner = beta * (x + static_cast<M>(0.044715) * x * x * x);
+    return M{0.5} * x * (M{1} + std::tanh(inner));
   }
-  const M beta = static_cast<M>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
-  const M inner = beta * (x + static_cast<M>(0.044715) * x * x * x);
-  return M{0.5} * x * (M{1} + std::tanh(inner));
 }
 
 Stream::Operation prepare_gelu(const Device& device, const hal_arg* args,
@@ -67,9 +71,14 @@ Stream::Operation prepare_gelu(const Device& device, const hal_arg* args,
     visit_dtype(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
-        map_elements<T, Math<T>, T>(out, {in}, 20, [approximate](Math<T> x) {
-          return gelu(x, approximate);
-        });
+        using M = Math<T>;
+        if (approximate == 0) {
+          map_elements<T, M, T>(out, {in}, 20,
+                                [](M x) { return gelu<false>(x); });
+        } else {
+          map_elements<T, M, T>(out, {in}, 20,
+                                [](M x) { return gelu<true>(x); });
+        }
       }
     });
   };
