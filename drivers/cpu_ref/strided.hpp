@@ -23,6 +23,18 @@ struct StridedOperand {
   std::array<int64_t, HAL_MAX_RANK> byte_strides{};  // indexed like Shape
 };
 
+// Whether `operand` walks `shape` densely in row-major order, element i at
+// base + i * element_size (size-1 dimensions may have any stride).
+inline bool is_dense(const StridedOperand& operand, const Shape& shape,
+                     int64_t element_size) {
+  int64_t stride = element_size;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    if (shape.sizes[d] != 1 && operand.byte_strides[d] != stride) return false;
+    stride *= shape.sizes[d];
+  }
+  return true;
+}
+
 // Row-major dense layout of `shape` at `base`.
 inline StridedOperand contiguous_operand(char* base, const Shape& shape,
                                          int64_t element_size) {

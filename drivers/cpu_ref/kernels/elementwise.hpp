@@ -127,18 +127,6 @@ void for_each_element_parallel(const Shape& shape,
       });
 }
 
-// Whether `operand` walks `shape` densely in row-major order, element i at
-// base + i * element_size (size-1 dimensions may have any stride).
-inline bool is_dense(const StridedOperand& operand, const Shape& shape,
-                     int64_t element_size) {
-  int64_t stride = element_size;
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    if (shape.sizes[d] != 1 && operand.byte_strides[d] != stride) return false;
-    stride *= shape.sizes[d];
-  }
-  return true;
-}
-
 // Calls body(begin, end) on consecutive ranges covering [0, count), split
 // into jobs for run_parallel as for_each_element_parallel splits its shape.
 template <typename Body>
@@ -210,9 +198,8 @@ void map_elements(
       operands[k + 1] = copy;
     };
     (prepare(K, TypeTag<Ins>{}), ...);
-    if (internal::is_dense(operands[0], shape, sizeof(Out)) &&
-        ((is_scalar[K] ||
-          internal::is_dense(operands[K + 1], shape, sizeof(Ins))) &&
+    if (is_dense(operands[0], shape, sizeof(Out)) &&
+        ((is_scalar[K] || is_dense(operands[K + 1], shape, sizeof(Ins))) &&
          ...)) {
       // The usual case (no broadcast, no strided view) needs no strided
       // walk: indexing by element lets the compiler vectorize. The functor

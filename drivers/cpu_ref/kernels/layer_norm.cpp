@@ -5,9 +5,10 @@
 //
 // A row is one index of the leading rank - normalized_ndim dims; its N
 // elements (the trailing dims, row-major) are normalized together. Rows are
-// independent and run in parallel; every row accumulates in double in
-// row-major order and each result is rounded once to the dtype, so the bits
-// do not depend on the thread count. grad_weight and grad_bias sum over
+// independent and run in parallel; every row computes in double, its sums
+// in reduce.hpp's blocked lanes (which vectorize), and each result is
+// rounded once to the dtype, so the bits do not depend on the thread
+// count. grad_weight and grad_bias sum over
 // rows in increasing row order. All results are staged and stored only
 // after every input has been read, so outputs may overlap inputs.
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "kernels/args.hpp"
 #include "kernels/nn.hpp"
 #include "kernels/parallel.hpp"
+#include "kernels/reduce.hpp"
 #include "kit/nn_checks.hpp"
 
 namespace cpu_ref {
@@ -107,20 +109,19 @@ void run_layer_norm(const LayerNormPlan& plan) {
   std::vector<T> out(rows * n), mean(rows), rstd(rows);
   run_parallel(rows, 8.0 * static_cast<double>(rows * n),
                [&](const std::function<bool(size_t&)>& next_job) {
-                 std::vector<double> x(n);
+                 std::vector<double> x(n), deviations(n);
                  size_t row;
                  while (next_job(row)) {
                    load_row<T>(in, row, x.data());
-                   double sum = 0;
-                   for (double v : x) {
-                     sum += v;
-                   }
+                   const double sum =
+                       dense_blocked_sum(x.data(), static_cast<int64_t>(n));
                    // torch reports mean 0 (and rstd NaN) for empty rows.
                    const double mu = n == 0 ? 0.0 : sum / n;
-                   double squares = 0;
-                   for (double v : x) {
-                     squares += (v - mu) * (v - mu);
+                   for (size_t i = 0; i < n; ++i) {
+                     deviations[i] = (x[i] - mu) * (x[i] - mu);
                    }
+                   const double squares = dense_blocked_sum(
+                       deviations.data(), static_cast<int64_t>(n));
                    const double r = 1.0 / std::sqrt(squares / n + plan.eps);
                    for (size_t i = 0; i < n; ++i) {
                      double y = (x[i] - mu) * r;
@@ -210,39 +211,41 @@ void run_layer_norm_backward(const LayerNormBackwardPlan& plan) {
   // gradients can be summed in row order afterwards.
   std::vector<double> x_hat(need_params ? rows * n : 0);
   std::vector<double> dy(need_params ? rows * n : 0);
-  run_parallel(rows, 12.0 * static_cast<double>(rows * n),
-               [&](const std::function<bool(size_t&)>& next_job) {
-                 std::vector<double> x(n), g(n), row_dy(n);
-                 size_t row;
-                 while (next_job(row)) {
-                   double mu, r;
-                   load_row<T>(in, row, x.data());
-                   load_row<T>(grad_out, row, row_dy.data());
-                   load_row<T>(mean, row, &mu);
-                   load_row<T>(rstd, row, &r);
-                   double sum_g = 0, sum_g_x_hat = 0;
-                   for (size_t i = 0; i < n; ++i) {
-                     x[i] = (x[i] - mu) * r;
-                     g[i] = weight.empty() ? row_dy[i] : row_dy[i] * weight[i];
-                     sum_g += g[i];
-                     sum_g_x_hat += g[i] * x[i];
-                   }
-                   if (plan.grad_in) {
-                     const double mean_g = sum_g / n;
-                     const double mean_g_x_hat = sum_g_x_hat / n;
-                     for (size_t i = 0; i < n; ++i) {
-                       grad_in[row * n + i] = convert_to<T>(
-                           r * (g[i] - mean_g - x[i] * mean_g_x_hat));
-                     }
-                   }
-                   if (need_params) {
-                     std::copy(x.begin(), x.end(),
-                               x_hat.begin() + static_cast<ptrdiff_t>(row * n));
-                     std::copy(row_dy.begin(), row_dy.end(),
-                               dy.begin() + static_cast<ptrdiff_t>(row * n));
-                   }
-                 }
-               });
+  run_parallel(
+      rows, 12.0 * static_cast<double>(rows * n),
+      [&](const std::function<bool(size_t&)>& next_job) {
+        std::vector<double> x(n), g(n), row_dy(n), g_x_hat(n);
+        size_t row;
+        while (next_job(row)) {
+          double mu, r;
+          load_row<T>(in, row, x.data());
+          load_row<T>(grad_out, row, row_dy.data());
+          load_row<T>(mean, row, &mu);
+          load_row<T>(rstd, row, &r);
+          for (size_t i = 0; i < n; ++i) {
+            x[i] = (x[i] - mu) * r;
+            g[i] = weight.empty() ? row_dy[i] : row_dy[i] * weight[i];
+            g_x_hat[i] = g[i] * x[i];
+          }
+          const auto count = static_cast<int64_t>(n);
+          const double sum_g = dense_blocked_sum(g.data(), count);
+          const double sum_g_x_hat = dense_blocked_sum(g_x_hat.data(), count);
+          if (plan.grad_in) {
+            const double mean_g = sum_g / n;
+            const double mean_g_x_hat = sum_g_x_hat / n;
+            for (size_t i = 0; i < n; ++i) {
+              grad_in[row * n + i] =
+                  convert_to<T>(r * (g[i] - mean_g - x[i] * mean_g_x_hat));
+            }
+          }
+          if (need_params) {
+            std::copy(x.begin(), x.end(),
+                      x_hat.begin() + static_cast<ptrdiff_t>(row * n));
+            std::copy(row_dy.begin(), row_dy.end(),
+                      dy.begin() + static_cast<ptrdiff_t>(row * n));
+          }
+        }
+      });
   if (plan.grad_in) {
     const Rows grad_in_rows = split_rows(*plan.grad_in, k);
     for (size_t row = 0; row < rows; ++row) {

@@ -9,6 +9,8 @@
 // Every element is read, updated and written on its own, so a tensor may
 // alias another input exactly (grad as param), but no written tensor may
 // overlap any other argument.
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "common.hpp"
@@ -115,20 +117,19 @@ void run_adam(const AdamArgs& args) {
   const C beta2 = static_cast<C>(o.beta2);
   const C one_minus_beta2 = static_cast<C>(1 - o.beta2);
   const C eps = static_cast<C>(o.eps);
-  auto update = [&](char* param_p, const char* grad_p, char* exp_avg_p,
+  // The options are selects, not branches, so that the dense loop below is
+  // straight-line code GCC vectorizes; every select takes exactly the value
+  // the branch would have.
+  const bool maximize = o.maximize;
+  const bool decoupled = o.weight_decay != 0 && o.decoupled_weight_decay;
+  const bool coupled = o.weight_decay != 0 && !o.decoupled_weight_decay;
+  auto update = [=](char* param_p, const char* grad_p, char* exp_avg_p,
                     char* exp_avg_sq_p, char* max_p) {
     C param = widen(load<T>(param_p));
     C grad = widen(load<T>(grad_p));
-    if (o.maximize) {
-      grad = -grad;
-    }
-    if (o.weight_decay != 0) {
-      if (o.decoupled_weight_decay) {
-        param = round<T>(param * decay_factor);
-      } else {
-        grad = round<T>(grad + weight_decay * param);
-      }
-    }
+    grad = maximize ? -grad : grad;
+    param = decoupled ? round<T>(param * decay_factor) : param;
+    grad = coupled ? round<T>(grad + weight_decay * param) : grad;
     const C exp_avg =
         round<T>(lerp(widen(load<T>(exp_avg_p)), grad, one_minus_beta1));
     C exp_avg_sq = round<T>(widen(load<T>(exp_avg_sq_p)) * beta2);
@@ -155,11 +156,27 @@ void run_adam(const AdamArgs& args) {
          strided_operand(*args.max_exp_avg_sq)},
         [&](ElementPointers<5> p) { update(p[0], p[1], p[2], p[3], p[4]); });
   } else {
-    for_each_element<4>(
-        args.param.shape(),
-        {strided_operand(args.param), strided_operand(args.grad),
-         strided_operand(args.exp_avg), strided_operand(args.exp_avg_sq)},
-        [&](ElementPointers<4> p) { update(p[0], p[1], p[2], p[3], nullptr); });
+    const std::array<StridedOperand, 4> operands = {
+        strided_operand(args.param), strided_operand(args.grad),
+        strided_operand(args.exp_avg), strided_operand(args.exp_avg_sq)};
+    const Shape shape = args.param.shape();
+    if (std::all_of(operands.begin(), operands.end(),
+                    [&](const StridedOperand& operand) {
+                      return is_dense(operand, shape, sizeof(T));
+                    })) {
+      // The usual case (whole parameters): an index loop that vectorizes.
+      const int64_t count = shape.num_elements();
+      constexpr auto kSize = static_cast<int64_t>(sizeof(T));
+      for (int64_t i = 0; i < count; ++i) {
+        update(operands[0].base + i * kSize, operands[1].base + i * kSize,
+               operands[2].base + i * kSize, operands[3].base + i * kSize,
+               nullptr);
+      }
+      return;
+    }
+    for_each_element<4>(shape, operands, [&](ElementPointers<4> p) {
+      update(p[0], p[1], p[2], p[3], nullptr);
+    });
   }
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "common.hpp"
@@ -32,6 +33,29 @@ struct ReducePlan {
 
   int64_t reduced_count() const { return reduced.num_elements(); }
 
+  // Whether the inputs of each output element are one dense run of
+  // elements of `element_size` bytes.
+  bool reduced_is_dense(int64_t element_size) const {
+    int64_t stride = element_size;
+    for (int d = reduced.rank - 1; d >= 0; --d) {
+      if (reduced.sizes[d] == 1) {
+        continue;
+      }
+      if (in.byte_strides[d] != stride) {
+        return false;
+      }
+      stride *= reduced.sizes[d];
+    }
+    return true;
+  }
+
+  // The blocked float sum (kSumLanes below) of the inputs of the output
+  // element whose first input is `start`, as double, in lanes of Lane
+  // (by default T's compute type; double for an f64 result).
+  template <typename T, typename Lane = std::conditional_t<
+                            std::is_same_v<T, double>, double, float>>
+  double blocked_sum(const char* start) const;
+
   // Calls fn(const char* element) for every input of the output element
   // whose first input is `start`, in row-major order of the reduced dims.
   template <typename Fn>
@@ -42,6 +66,66 @@ struct ReducePlan {
                         [&fn](ElementPointers<1> p) { fn(p[0]); });
   }
 };
+
+// The float sums of sum and mean: inputs, in row-major order of the
+// reduced dims, are cut into blocks of kSumBlock; within a block, input i
+// goes to lane i % kSumLanes of the accumulate type (f32 for f32, f16 and
+// bf16; f64 for f64 or an f64 result), each lane summing in order, and the
+// lanes are added pairwise (lane l + lane l + 8, then + 4, + 2, + 1); the block
+// totals are added in order in double. The order depends only on the input
+// count, so a contiguous line (summed in place, which vectorizes at any width)
+// and a strided one (gathered a block at a time) give the same bits.
+inline constexpr int64_t kSumLanes = 16;
+inline constexpr int64_t kSumBlock = 1024;
+
+template <typename Lane>
+Lane block_sum(const Lane* values, int64_t n) {
+  Lane lanes[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (int64_t l = 0; l < kSumLanes; ++l) {
+      lanes[l] += values[i + l];
+    }
+  }
+  for (; i < n; ++i) {
+    lanes[i % kSumLanes] += values[i];
+  }
+  for (int64_t width = kSumLanes / 2; width >= 1; width /= 2) {
+    for (int64_t l = 0; l < width; ++l) {
+      lanes[l] += lanes[l + width];
+    }
+  }
+  return lanes[0];
+}
+
+// The blocked sum of n dense values.
+template <typename Lane>
+double dense_blocked_sum(const Lane* values, int64_t n) {
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kSumBlock) {
+    total += block_sum(values + b, std::min(kSumBlock, n - b));
+  }
+  return total;
+}
+
+template <typename T, typename Lane>
+double ReducePlan::blocked_sum(const char* start) const {
+  if (std::is_same_v<T, Lane> && reduced_is_dense(sizeof(T))) {
+    return dense_blocked_sum(reinterpret_cast<const Lane*>(start),
+                             reduced_count());
+  }
+  double total = 0;
+  Lane block[kSumBlock];
+  int64_t filled = 0;
+  for_each_input(start, [&](const char* p) {
+    block[filled++] = static_cast<Lane>(widen(load<T>(p)));
+    if (filled == kSumBlock) {
+      total += block_sum(block, filled);
+      filled = 0;
+    }
+  });
+  return filled == 0 ? total : total + block_sum(block, filled);
+}
 
 // Builds the plan of a keepdim reduction of `in` into `out`, validated by
 // driver_kit::check_keepdim (kit/reduction_checks.hpp, which also has the

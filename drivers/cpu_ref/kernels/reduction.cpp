@@ -3,8 +3,9 @@
 // along one dim with the winner's index (max_dim, min_dim, argmax, argmin).
 //
 // Each output element folds its inputs in row-major order of the reduced
-// dims: floats in double, integers in wrapping int64, comparisons in the
-// dtype's compute type. See reduce.hpp for threading and aliasing.
+// dims: sum and mean of floats in reduce.hpp's blocked lanes, var and std
+// in double, integers in wrapping int64, comparisons in the dtype's
+// compute type. See reduce.hpp for threading and aliasing.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -97,12 +98,18 @@ Stream::Operation prepare_sum(const Device& device, const hal_arg* args,
     visit_dtype(in.dtype(), [&](auto in_tag) {
       using In = typename decltype(in_tag)::type;
       using Acc = Accumulator<In>;
+      const bool f64_result = out.dtype() == HAL_DTYPE_F64;
       const auto sums = reduce_each<Acc>(plan, [&](const char* start) {
-        Acc acc = 0;
-        plan.for_each_input(start, [&](const char* p) {
-          acc = accumulate(acc, load_acc<In>(p));
-        });
-        return acc;
+        if constexpr (kIsFloating<In>) {
+          return f64_result ? plan.blocked_sum<In, double>(start)
+                            : plan.blocked_sum<In>(start);
+        } else {
+          Acc acc = 0;
+          plan.for_each_input(start, [&](const char* p) {
+            acc = accumulate(acc, load_acc<In>(p));
+          });
+          return acc;
+        }
       });
       visit_dtype(out.dtype(), [&](auto out_tag) {
         using Out = typename decltype(out_tag)::type;
@@ -128,10 +135,7 @@ Stream::Operation prepare_mean(const Device& device, const hal_arg* args,
       if constexpr (kIsFloating<T>) {
         const double count = static_cast<double>(plan.reduced_count());
         const auto means = reduce_each<double>(plan, [&](const char* start) {
-          double acc = 0;
-          plan.for_each_input(start,
-                              [&](const char* p) { acc += load_acc<T>(p); });
-          return acc / count;
+          return plan.blocked_sum<T>(start) / count;
         });
         store_results<T>(out, means, [](double v) { return convert_to<T>(v); });
       }

@@ -1,17 +1,22 @@
 // softmax, log_softmax and their backward forms (table/reduction.json):
 // kernels that reduce each line along `dim` and then rewrite it.
 //
-// Each line is computed in double by one job, from its inputs read in
-// place, into a dense staging buffer; the output is stored once every line
-// is done (see reduce.hpp), so the output may overlap the inputs.
+// Each line is computed by one job in the compute type (f32 for f32, f16
+// and bf16), with exps from vector_math.hpp and sums in reduce.hpp's
+// blocked lanes, into a dense staging buffer; the output is stored once
+// every line is done (see reduce.hpp), so the output may overlap the
+// inputs.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "common.hpp"
 #include "kernels/args.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/reduce.hpp"
+#include "kernels/vector_math.hpp"
 #include "kit/reduction_checks.hpp"
 
 namespace cpu_ref {
@@ -34,52 +39,69 @@ struct LinePlan {
   int dim = 0;
 };
 
-// Computes one line into `result` (doubles, `result_step` apart).
-template <SoftmaxOp kOp, typename T>
-void run_line(const LinePlan& plan, const char* x, const char* y,
-              double* result, int64_t result_step) {
-  const auto x_at = [&](int64_t j) -> double {
-    return widen(load<T>(x + j * plan.x_step));
-  };
-  const auto y_at = [&](int64_t j) -> double {
-    return widen(load<T>(y + j * plan.y_step));
-  };
+// Computes one line into `result` (`result_step` apart) in C, the compute
+// type (f32 for f32, f16 and bf16; f64 for f64): the line is first read
+// into dense buffers, so the exp and sum loops vectorize; sums are
+// reduce.hpp's blocked lanes, exps vector_math.hpp's.
+template <SoftmaxOp kOp, typename T, typename C>
+void run_line(const LinePlan& plan, const char* x, const char* y, C* result,
+              int64_t result_step, std::vector<C>& xs, std::vector<C>& ys,
+              std::vector<C>& products) {
   const int64_t n = plan.length;
-  if constexpr (kOp == SoftmaxOp::kSoftmax || kOp == SoftmaxOp::kLogSoftmax) {
-    // The first NaN sticks (nothing compares greater than it).
-    double max = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < n; ++j) {
+    xs[j] = static_cast<C>(widen(load<T>(x + j * plan.x_step)));
+  }
+  if constexpr (is_backward(kOp)) {
     for (int64_t j = 0; j < n; ++j) {
-      const double v = x_at(j);
-      if (!std::isnan(max) && (v > max || std::isnan(v))) {
-        max = v;
+      ys[j] = static_cast<C>(widen(load<T>(y + j * plan.y_step)));
+    }
+  }
+  if constexpr (kOp == SoftmaxOp::kSoftmax || kOp == SoftmaxOp::kLogSoftmax) {
+    // The maximum, in lanes so that the scan vectorizes (max is exact, so
+    // lanes change no value). A NaN never compares greater: it reaches the
+    // results through its exp instead, which makes the sum, and so every
+    // result of the line, NaN.
+    C lanes[kSumLanes];
+    std::fill_n(lanes, kSumLanes, -std::numeric_limits<C>::infinity());
+    int64_t j = 0;
+    for (; j + kSumLanes <= n; j += kSumLanes) {
+      for (int64_t l = 0; l < kSumLanes; ++l) {
+        lanes[l] = xs[j + l] > lanes[l] ? xs[j + l] : lanes[l];
       }
     }
-    double sum = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      sum += std::exp(x_at(j) - max);
+    for (; j < n; ++j) {
+      lanes[0] = xs[j] > lanes[0] ? xs[j] : lanes[0];
     }
-    const double log_sum = std::log(sum);
+    const C max = *std::max_element(lanes, lanes + kSumLanes);
     for (int64_t j = 0; j < n; ++j) {
-      const double shifted = x_at(j) - max;
-      result[j * result_step] = kOp == SoftmaxOp::kSoftmax
-                                    ? std::exp(shifted) / sum
-                                    : shifted - log_sum;
+      ys[j] = vector_math::exp(xs[j] - max);
+    }
+    const double sum = dense_blocked_sum(ys.data(), n);
+    if constexpr (kOp == SoftmaxOp::kSoftmax) {
+      const auto divisor = static_cast<C>(sum);
+      for (int64_t j = 0; j < n; ++j) {
+        result[j * result_step] = ys[j] / divisor;
+      }
+    } else {
+      const auto log_sum = static_cast<C>(std::log(sum));
+      for (int64_t j = 0; j < n; ++j) {
+        result[j * result_step] = (xs[j] - max) - log_sum;
+      }
     }
   } else if constexpr (kOp == SoftmaxOp::kSoftmaxBackward) {
-    double dot = 0;
+    // x = grad_out, y = out: grad_in = y * (x - Σ x·y)
     for (int64_t j = 0; j < n; ++j) {
-      dot += x_at(j) * y_at(j);
+      products[j] = xs[j] * ys[j];
     }
+    const auto dot = static_cast<C>(dense_blocked_sum(products.data(), n));
     for (int64_t j = 0; j < n; ++j) {
-      result[j * result_step] = y_at(j) * (x_at(j) - dot);
+      result[j * result_step] = ys[j] * (xs[j] - dot);
     }
   } else {
-    double sum = 0;
+    // x = grad_out, y = out (log-probabilities): x - exp(y) * Σ x
+    const auto sum = static_cast<C>(dense_blocked_sum(xs.data(), n));
     for (int64_t j = 0; j < n; ++j) {
-      sum += x_at(j);
-    }
-    for (int64_t j = 0; j < n; ++j) {
-      result[j * result_step] = x_at(j) - std::exp(y_at(j)) * sum;
+      result[j * result_step] = xs[j] - vector_math::exp(ys[j]) * sum;
     }
   }
 }
@@ -89,28 +111,32 @@ void run_lines(const LinePlan& plan) {
   if (plan.out.num_elements == 0) {
     return;
   }
-  std::vector<double> results(plan.out.num_elements);
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  std::vector<C> results(plan.out.num_elements);
   const Shape full = plan.out.shape();
   const StridedOperand staged = contiguous_operand(
-      reinterpret_cast<char*>(results.data()), full, sizeof(double));
-  const int64_t result_step = full.rank == 0
-                                  ? 0
-                                  : staged.byte_strides[plan.dim] /
-                                        static_cast<int64_t>(sizeof(double));
+      reinterpret_cast<char*>(results.data()), full, sizeof(C));
+  const int64_t result_step =
+      full.rank == 0
+          ? 0
+          : staged.byte_strides[plan.dim] / static_cast<int64_t>(sizeof(C));
   const StridedOperand x = strided_operand(plan.x);
   const StridedOperand y = is_backward(kOp) ? strided_operand(plan.y) : x;
   parallel_chunks(
       plan.lines.num_elements(), static_cast<double>(plan.length) * 20,
       [&](int64_t begin, int64_t end) {
+        std::vector<C> xs(static_cast<size_t>(plan.length));
+        std::vector<C> ys(static_cast<size_t>(plan.length));
+        std::vector<C> products(
+            is_backward(kOp) ? static_cast<size_t>(plan.length) : 0);
         for_each_in_range<3>(plan.lines, {x, y, staged}, begin, end,
                              [&](int64_t, ElementPointers<3> p) {
                                run_line<kOp, T>(plan, p[0], p[1],
-                                                reinterpret_cast<double*>(p[2]),
-                                                result_step);
+                                                reinterpret_cast<C*>(p[2]),
+                                                result_step, xs, ys, products);
                              });
       });
-  store_results<T>(plan.out, results,
-                   [](double v) { return convert_to<T>(v); });
+  store_results<T>(plan.out, results, [](C v) { return convert_to<T>(v); });
 }
 
 template <SoftmaxOp kOp>
