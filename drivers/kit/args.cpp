@@ -34,6 +34,20 @@ bool TensorArg::overlaps(const TensorArg& other) const {
          first_byte < other.end_byte && other.first_byte < end_byte;
 }
 
+bool same_view(const TensorArg& a, const TensorArg& b) {
+  if (a.tensor.data != b.tensor.data || a.rank() != b.rank() ||
+      a.element_size != b.element_size) {
+    return false;
+  }
+  for (int d = 0; d < a.rank(); ++d) {
+    if (a.tensor.sizes[d] != b.tensor.sizes[d] ||
+        (a.tensor.sizes[d] > 1 && a.tensor.strides[d] != b.tensor.strides[d])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool TensorArg::has_distinct_elements() const {
   std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
   for (int d = 0; d < tensor.rank; ++d) {

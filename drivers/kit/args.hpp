@@ -65,6 +65,12 @@ struct TensorArg {
   bool has_distinct_elements() const;
 };
 
+// Whether `a` and `b` are the same view of the same memory: same data,
+// element size and sizes, and the same strides on every dim of more than one
+// element. Each element then meets only itself, so a kernel that reads an
+// element before writing it may take such an output in place.
+bool same_view(const TensorArg& a, const TensorArg& b);
+
 // A scalar argument (HAL_ARG_I64 or HAL_ARG_F64) as given.
 struct ScalarArg {
   bool is_integer = false;

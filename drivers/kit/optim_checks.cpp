@@ -38,19 +38,6 @@ bool overlaps_itself(const TensorArg& tensor) {
   return false;
 }
 
-bool same_view(const TensorArg& a, const TensorArg& b) {
-  if (a.tensor.data != b.tensor.data || a.rank() != b.rank()) {
-    return false;
-  }
-  for (int d = 0; d < a.rank(); ++d) {
-    if (a.tensor.sizes[d] != b.tensor.sizes[d] ||
-        (a.tensor.sizes[d] > 1 && a.tensor.strides[d] != b.tensor.strides[d])) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The optimizer tensors share dtype and shape; written ones overlap neither
 // each other nor any input, nor themselves (an input may alias one exactly).
 void check_optim_tensors(const ArgChecker& check,

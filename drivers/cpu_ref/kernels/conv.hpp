@@ -35,17 +35,28 @@ Stream::Operation prepare_batch_norm_backward(const Device& device,
                                               uint32_t num_args);
 
 // `tensor`'s elements in row-major order, converted to V (double or the
-// accumulate type).
+// accumulate type). A dense tensor (the usual case) is read by index, which
+// vectorizes; the values are the same.
 template <typename V = double>
 std::vector<V> read_dense(const TensorArg& tensor) {
   std::vector<V> values;
-  values.reserve(static_cast<size_t>(tensor.num_elements));
   visit_dtype(tensor.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for_each_element<1>(
-        tensor.shape(), {strided_operand(tensor)}, [&](ElementPointers<1> p) {
-          values.push_back(static_cast<V>(widen(load<T>(p[0]))));
-        });
+    const StridedOperand operand = strided_operand(tensor);
+    const Shape shape = tensor.shape();
+    if (is_dense(operand, shape, sizeof(T))) {
+      values.resize(static_cast<size_t>(tensor.num_elements));
+      const char* base = operand.base;
+      for (int64_t i = 0; i < tensor.num_elements; ++i) {
+        values[i] = static_cast<V>(
+            widen(load<T>(base + i * static_cast<int64_t>(sizeof(T)))));
+      }
+      return;
+    }
+    values.reserve(static_cast<size_t>(tensor.num_elements));
+    for_each_element<1>(shape, {operand}, [&](ElementPointers<1> p) {
+      values.push_back(static_cast<V>(widen(load<T>(p[0]))));
+    });
   });
   return values;
 }
@@ -55,11 +66,21 @@ template <typename V>
 void write_dense(const TensorArg& tensor, const std::vector<V>& values) {
   visit_dtype(tensor.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
+    const StridedOperand operand = strided_operand(tensor);
+    const Shape shape = tensor.shape();
+    if (is_dense(operand, shape, sizeof(T))) {
+      char* const base = operand.base;
+      const V* source = values.data();
+      for (int64_t i = 0; i < tensor.num_elements; ++i) {
+        store(base + i * static_cast<int64_t>(sizeof(T)),
+              convert_to<T>(source[i]));
+      }
+      return;
+    }
     size_t next = 0;
-    for_each_element<1>(tensor.shape(), {strided_operand(tensor)},
-                        [&](ElementPointers<1> p) {
-                          store(p[0], convert_to<T>(values[next++]));
-                        });
+    for_each_element<1>(shape, {operand}, [&](ElementPointers<1> p) {
+      store(p[0], convert_to<T>(values[next++]));
+    });
   });
 }
 

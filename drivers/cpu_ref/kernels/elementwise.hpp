@@ -21,6 +21,7 @@
 
 #include "common.hpp"
 #include "kernels/args.hpp"
+#include "kernels/isa.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/parallel.hpp"
 #include "kit/elementwise_checks.hpp"
@@ -86,9 +87,6 @@ constexpr bool in_mask(uint32_t dtypes) {
 
 namespace internal {
 
-// Elements per job when a map is split across threads.
-inline constexpr int64_t kElementsPerJob = int64_t{1} << 15;
-
 // Runs for_each_element over `shape`, split along its largest dimension into
 // jobs for run_parallel; each element is visited exactly once, so the result
 // does not depend on the split.
@@ -127,37 +125,6 @@ void for_each_element_parallel(const Shape& shape,
       });
 }
 
-// Calls body(begin, end) on consecutive ranges covering [0, count), split
-// into jobs for run_parallel as for_each_element_parallel splits its shape.
-template <typename Body>
-void for_each_range_parallel(int64_t count, double flops_per_element,
-                             const Body& body) {
-  const int64_t jobs = std::max<int64_t>(1, count / kElementsPerJob);
-  if (jobs <= 1) {
-    body(int64_t{0}, count);
-    return;
-  }
-  run_parallel(static_cast<size_t>(jobs),
-               static_cast<double>(count) * flops_per_element,
-               [&](const auto& next_job) {
-                 size_t job;
-                 while (next_job(job)) {
-                   const auto j = static_cast<int64_t>(job);
-                   body(count * j / jobs, count * (j + 1) / jobs);
-                 }
-               });
-}
-
-inline bool same_view(const TensorArg& a, const TensorArg& b) {
-  if (a.tensor.data != b.tensor.data || a.rank() != b.rank()) return false;
-  for (int d = 0; d < a.rank(); ++d) {
-    if (a.tensor.sizes[d] > 1 && a.tensor.strides[d] != b.tensor.strides[d]) {
-      return false;
-    }
-  }
-  return a.element_size == b.element_size;
-}
-
 }  // namespace internal
 
 // out[i] = fn(in_0[i], …, in_n[i]) converted to Out, with every input read
@@ -186,7 +153,7 @@ void map_elements(
       }
       const TensorArg& tensor = *input.tensor;
       operands[k + 1] = strided_operand(tensor);
-      if (!out.overlaps(tensor) || internal::same_view(out, tensor)) return;
+      if (!out.overlaps(tensor) || same_view(out, tensor)) return;
       // Read all of it before anything is written.
       staged.push_back(std::make_unique<char[]>(
           static_cast<size_t>(tensor.num_elements) * sizeof(S)));
@@ -205,7 +172,7 @@ void map_elements(
       // walk: indexing by element lets the compiler vectorize. The functor
       // and conversions per element are the same, so are the result bits.
       // The copies below are locals a store through `out` cannot alias.
-      internal::for_each_range_parallel(
+      for_each_range_parallel(
           shape.num_elements(), flops, [&](int64_t begin, int64_t end) {
             char* const out_base = operands[0].base;
             const std::array<const char*, N> in{operands[K + 1].base...};
@@ -215,21 +182,25 @@ void map_elements(
             if (!(scalar[K] || ...)) {
               // No select in the loop: GCC vectorizes only straight-line
               // bodies (it does not unswitch large ones).
-              for (int64_t i = begin; i < end; ++i) {
-                store(out_base + i * int64_t{sizeof(Out)},
-                      convert_to<Out>(local_fn(static_cast<M>(widen(
-                          load<Ins>(in[K] + i * int64_t{sizeof(Ins)})))...)));
-              }
+              run_at_isa_level([=]() __attribute__((always_inline)) {
+                for (int64_t i = begin; i < end; ++i) {
+                  store(out_base + i * int64_t{sizeof(Out)},
+                        convert_to<Out>(local_fn(static_cast<M>(widen(
+                            load<Ins>(in[K] + i * int64_t{sizeof(Ins)})))...)));
+                }
+              });
               return;
             }
-            for (int64_t i = begin; i < end; ++i) {
-              store(out_base + i * int64_t{sizeof(Out)},
-                    convert_to<Out>(local_fn(
-                        (scalar[K]
-                             ? value[K]
-                             : static_cast<M>(widen(load<Ins>(
-                                   in[K] + i * int64_t{sizeof(Ins)}))))...)));
-            }
+            run_at_isa_level([=]() __attribute__((always_inline)) {
+              for (int64_t i = begin; i < end; ++i) {
+                store(out_base + i * int64_t{sizeof(Out)},
+                      convert_to<Out>(local_fn(
+                          (scalar[K]
+                               ? value[K]
+                               : static_cast<M>(widen(load<Ins>(
+                                     in[K] + i * int64_t{sizeof(Ins)}))))...)));
+              }
+            });
           });
       return;
     }

@@ -6,8 +6,9 @@
 // Targets are only known on execution: all of them are checked before
 // anything is written, and one outside [0, C) that is not ignore_index fails
 // the operation with INVALID_ARGUMENT (reported by stream_synchronize).
-// Sums run in double in increasing sample order; results are staged, so
+// Sums run in double in reduce.hpp's blocked lanes; results are staged, so
 // outputs may overlap inputs.
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "hal/standard_kernels.h"
 #include "kernels/args.hpp"
 #include "kernels/nn.hpp"
+#include "kernels/reduce.hpp"
 #include "kit/nn_checks.hpp"
 
 namespace cpu_ref {
@@ -38,10 +40,17 @@ char* score(const NllArgs& nll, int64_t sample, int64_t target_class) {
 // The targets, each checked against [0, C) unless it is ignore_index.
 std::vector<int64_t> load_targets(const NllArgs& nll, const char* kernel) {
   std::vector<int64_t> targets;
-  targets.reserve(nll.samples());
-  for_each_element<1>(
-      nll.target.shape(), {strided_operand(nll.target)},
-      [&](ElementPointers<1> p) { targets.push_back(load<int64_t>(p[0])); });
+  const StridedOperand operand = strided_operand(nll.target);
+  const Shape shape = nll.target.shape();
+  if (is_dense(operand, shape, sizeof(int64_t))) {
+    targets.resize(static_cast<size_t>(nll.target.num_elements));
+    std::memcpy(targets.data(), operand.base, targets.size() * sizeof(int64_t));
+  } else {
+    targets.reserve(nll.samples());
+    for_each_element<1>(shape, {operand}, [&](ElementPointers<1> p) {
+      targets.push_back(load<int64_t>(p[0]));
+    });
+  }
   for (size_t i = 0; i < targets.size(); ++i) {
     const int64_t t = targets[i];
     if (t != nll.ignore_index && (t < 0 || t >= nll.classes())) {
@@ -106,11 +115,9 @@ void run_nll_loss(const NllLossPlan& plan) {
     store_all<T>(plan.total_weight, {0.0});
     return;
   }
-  double loss = 0, total_weight = 0;
-  for (size_t i = 0; i < targets.size(); ++i) {
-    loss += losses[i];
-    total_weight += weights[i];
-  }
+  const auto samples = static_cast<int64_t>(targets.size());
+  const double loss = dense_blocked_sum(losses.data(), samples);
+  const double total_weight = dense_blocked_sum(weights.data(), samples);
   // Mean of nothing (all ignored) is 0 / 0 = NaN, as in torch.
   store_all<T>(plan.out,
                {nll.reduction == kNllMean ? loss / total_weight : loss});

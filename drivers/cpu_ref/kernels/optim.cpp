@@ -16,7 +16,9 @@
 #include "common.hpp"
 #include "hal/standard_kernels.h"
 #include "kernels/args.hpp"
+#include "kernels/isa.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/parallel.hpp"
 #include "kit/optim_checks.hpp"
 
 namespace cpu_ref {
@@ -164,14 +166,22 @@ void run_adam(const AdamArgs& args) {
                     [&](const StridedOperand& operand) {
                       return is_dense(operand, shape, sizeof(T));
                     })) {
-      // The usual case (whole parameters): an index loop that vectorizes.
-      const int64_t count = shape.num_elements();
+      // The usual case (whole parameters): an index loop that vectorizes,
+      // split across threads (each element is updated on its own).
       constexpr auto kSize = static_cast<int64_t>(sizeof(T));
-      for (int64_t i = 0; i < count; ++i) {
-        update(operands[0].base + i * kSize, operands[1].base + i * kSize,
-               operands[2].base + i * kSize, operands[3].base + i * kSize,
-               nullptr);
-      }
+      constexpr double kFlopsPerElement = 16;
+      for_each_range_parallel(
+          shape.num_elements(), kFlopsPerElement,
+          [&](int64_t begin, int64_t end) {
+            run_at_isa_level([=]() __attribute__((always_inline)) {
+              for (int64_t i = begin; i < end; ++i) {
+                update(operands[0].base + i * kSize,
+                       operands[1].base + i * kSize,
+                       operands[2].base + i * kSize,
+                       operands[3].base + i * kSize, nullptr);
+              }
+            });
+          });
       return;
     }
     for_each_element<4>(shape, operands, [&](ElementPointers<4> p) {

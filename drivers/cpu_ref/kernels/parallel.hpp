@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace cpu_ref {
@@ -49,6 +50,30 @@ void run_parallel(size_t num_jobs, double flops, Body&& body) {
     };
     body(next_job);
   });
+}
+
+// Elements per job when a map over elements is split across threads.
+inline constexpr int64_t kElementsPerJob = int64_t{1} << 15;
+
+// Calls body(begin, end) on consecutive ranges covering [0, count), split
+// into jobs of kElementsPerJob or more for run_parallel.
+template <typename Body>
+void for_each_range_parallel(int64_t count, double flops_per_element,
+                             const Body& body) {
+  const int64_t jobs = std::max<int64_t>(1, count / kElementsPerJob);
+  if (jobs <= 1) {
+    body(int64_t{0}, count);
+    return;
+  }
+  run_parallel(static_cast<size_t>(jobs),
+               static_cast<double>(count) * flops_per_element,
+               [&](const auto& next_job) {
+                 size_t job;
+                 while (next_job(job)) {
+                   const auto j = static_cast<int64_t>(job);
+                   body(count * j / jobs, count * (j + 1) / jobs);
+                 }
+               });
 }
 
 }  // namespace cpu_ref

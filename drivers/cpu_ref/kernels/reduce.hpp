@@ -17,6 +17,7 @@
 
 #include "common.hpp"
 #include "kernels/args.hpp"
+#include "kernels/isa.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/parallel.hpp"
 #include "kit/reduction_checks.hpp"
@@ -78,8 +79,10 @@ struct ReducePlan {
 inline constexpr int64_t kSumLanes = 16;
 inline constexpr int64_t kSumBlock = 1024;
 
+// Both are always inlined, so that they vectorize at the width of the
+// loop they are called from (run_at_isa_level); the bits are the same.
 template <typename Lane>
-Lane block_sum(const Lane* values, int64_t n) {
+[[gnu::always_inline]] inline Lane block_sum(const Lane* values, int64_t n) {
   Lane lanes[kSumLanes] = {};
   int64_t i = 0;
   for (; i + kSumLanes <= n; i += kSumLanes) {
@@ -87,8 +90,8 @@ Lane block_sum(const Lane* values, int64_t n) {
       lanes[l] += values[i + l];
     }
   }
-  for (; i < n; ++i) {
-    lanes[i % kSumLanes] += values[i];
+  for (int64_t l = 0; i + l < n; ++l) {  // i is a multiple of kSumLanes
+    lanes[l] += values[i + l];
   }
   for (int64_t width = kSumLanes / 2; width >= 1; width /= 2) {
     for (int64_t l = 0; l < width; ++l) {
@@ -100,7 +103,8 @@ Lane block_sum(const Lane* values, int64_t n) {
 
 // The blocked sum of n dense values.
 template <typename Lane>
-double dense_blocked_sum(const Lane* values, int64_t n) {
+[[gnu::always_inline]] inline double dense_blocked_sum(const Lane* values,
+                                                       int64_t n) {
   double total = 0;
   for (int64_t b = 0; b < n; b += kSumBlock) {
     total += block_sum(values + b, std::min(kSumBlock, n - b));
@@ -109,7 +113,8 @@ double dense_blocked_sum(const Lane* values, int64_t n) {
 }
 
 template <typename T, typename Lane>
-double ReducePlan::blocked_sum(const char* start) const {
+[[gnu::always_inline]] inline double ReducePlan::blocked_sum(
+    const char* start) const {
   if (std::is_same_v<T, Lane> && reduced_is_dense(sizeof(T))) {
     return dense_blocked_sum(reinterpret_cast<const Lane*>(start),
                              reduced_count());
@@ -209,9 +214,16 @@ std::vector<Result> reduce_each(const ReducePlan& plan, Line&& line) {
   parallel_chunks(
       static_cast<int64_t>(results.size()), cost,
       [&](int64_t begin, int64_t end) {
-        for_each_in_range<1>(
-            plan.outer, {plan.in_per_out}, begin, end,
-            [&](int64_t i, ElementPointers<1> p) { results[i] = line(p[0]); });
+        // At the running level's vector width: the blocked sums' lanes are
+        // fixed, so the bits are the same.
+        run_at_isa_level([ =, &plan, &line, out = results.data() ]()
+                             __attribute__((always_inline)) {
+                               for_each_in_range<1>(
+                                   plan.outer, {plan.in_per_out}, begin, end,
+                                   [&](int64_t i, ElementPointers<1> p) {
+                                     out[i] = line(p[0]);
+                                   });
+                             });
       });
   return results;
 }
@@ -220,6 +232,18 @@ std::vector<Result> reduce_each(const ReducePlan& plan, Line&& line) {
 template <typename Out, typename Result, typename Convert>
 void store_results(const TensorArg& out, const std::vector<Result>& results,
                    Convert&& convert) {
+  const StridedOperand operand = strided_operand(out);
+  const Shape shape = out.shape();
+  if (is_dense(operand, shape, sizeof(Out))) {
+    // By index, which vectorizes; the same values as the walk below.
+    char* const base = operand.base;
+    const Result* values = results.data();
+    const auto count = static_cast<int64_t>(results.size());
+    for (int64_t i = 0; i < count; ++i) {
+      store(base + i * static_cast<int64_t>(sizeof(Out)), convert(values[i]));
+    }
+    return;
+  }
   size_t next = 0;
   for_each_element<1>(
       out.shape(), {strided_operand(out)},

@@ -99,18 +99,23 @@ Stream::Operation prepare_sum(const Device& device, const hal_arg* args,
       using In = typename decltype(in_tag)::type;
       using Acc = Accumulator<In>;
       const bool f64_result = out.dtype() == HAL_DTYPE_F64;
-      const auto sums = reduce_each<Acc>(plan, [&](const char* start) {
-        if constexpr (kIsFloating<In>) {
-          return f64_result ? plan.blocked_sum<In, double>(start)
-                            : plan.blocked_sum<In>(start);
-        } else {
-          Acc acc = 0;
-          plan.for_each_input(start, [&](const char* p) {
-            acc = accumulate(acc, load_acc<In>(p));
+      // Inlined into reduce_each's loop, so the blocked sums vectorize at
+      // the running level's width.
+      const auto sums = reduce_each<Acc>(
+          plan, [&](const char* start) __attribute__((always_inline)) {
+            if constexpr (kIsFloating<In>) {
+              if (f64_result) {
+                return plan.blocked_sum<In, double>(start);
+              }
+              return plan.blocked_sum<In>(start);
+            } else {
+              Acc acc = 0;
+              plan.for_each_input(start, [&](const char* p) {
+                acc = accumulate(acc, load_acc<In>(p));
+              });
+              return acc;
+            }
           });
-          return acc;
-        }
-      });
       visit_dtype(out.dtype(), [&](auto out_tag) {
         using Out = typename decltype(out_tag)::type;
         store_results<Out>(out, sums, [](Acc v) { return convert_to<Out>(v); });
@@ -134,9 +139,10 @@ Stream::Operation prepare_mean(const Device& device, const hal_arg* args,
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloating<T>) {
         const double count = static_cast<double>(plan.reduced_count());
-        const auto means = reduce_each<double>(plan, [&](const char* start) {
-          return plan.blocked_sum<T>(start) / count;
-        });
+        const auto means = reduce_each<double>(
+            plan, [&](const char* start) __attribute__((always_inline)) {
+              return plan.blocked_sum<T>(start) / count;
+            });
         store_results<T>(out, means, [](double v) { return convert_to<T>(v); });
       }
     });

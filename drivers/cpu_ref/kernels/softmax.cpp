@@ -3,9 +3,11 @@
 //
 // Each line is computed by one job in the compute type (f32 for f32, f16
 // and bf16), with exps from vector_math.hpp and sums in reduce.hpp's
-// blocked lanes, into a dense staging buffer; the output is stored once
-// every line is done (see reduce.hpp), so the output may overlap the
-// inputs.
+// blocked lanes. Results go straight to an output of the compute type that
+// is disjoint from the inputs or the same view as one (each line is read
+// before it is written); any other output gets them through a dense
+// staging buffer, stored once every line is done (see reduce.hpp), so the
+// output may overlap the inputs in any way.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,6 +16,7 @@
 
 #include "common.hpp"
 #include "kernels/args.hpp"
+#include "kernels/isa.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/reduce.hpp"
 #include "kernels/vector_math.hpp"
@@ -43,18 +46,36 @@ struct LinePlan {
 // type (f32 for f32, f16 and bf16; f64 for f64): the line is first read
 // into dense buffers, so the exp and sum loops vectorize; sums are
 // reduce.hpp's blocked lanes, exps vector_math.hpp's.
-template <SoftmaxOp kOp, typename T, typename C>
-void run_line(const LinePlan& plan, const char* x, const char* y, C* result,
-              int64_t result_step, std::vector<C>& xs, std::vector<C>& ys,
-              std::vector<C>& products) {
-  const int64_t n = plan.length;
-  for (int64_t j = 0; j < n; ++j) {
-    xs[j] = static_cast<C>(widen(load<T>(x + j * plan.x_step)));
-  }
-  if constexpr (is_backward(kOp)) {
+// Reads n elements `step` bytes apart into dense `values`; a line along
+// the innermost dim (the usual case) has the element size as its step and
+// is read by a loop that vectorizes.
+template <typename T, typename C>
+[[gnu::always_inline]] inline void load_line(const char* line, int64_t step,
+                                             int64_t n, C* values) {
+  constexpr auto kSize = static_cast<int64_t>(sizeof(T));
+  if (step == kSize) {
     for (int64_t j = 0; j < n; ++j) {
-      ys[j] = static_cast<C>(widen(load<T>(y + j * plan.y_step)));
+      values[j] = static_cast<C>(widen(load<T>(line + j * kSize)));
     }
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    values[j] = static_cast<C>(widen(load<T>(line + j * step)));
+  }
+}
+
+// Inlined into run_at_isa_level's loop (run_lines), so that it vectorizes
+// at the running level's width; lanes and order are fixed, so the bits
+// are the same at every width.
+template <SoftmaxOp kOp, typename T, typename C>
+[[gnu::always_inline]] inline void run_line(const LinePlan& plan, const char* x,
+                                            const char* y, C* result,
+                                            int64_t result_step, C* xs, C* ys,
+                                            C* products) {
+  const int64_t n = plan.length;
+  load_line<T>(x, plan.x_step, n, xs);
+  if constexpr (is_backward(kOp)) {
+    load_line<T>(y, plan.y_step, n, ys);
   }
   if constexpr (kOp == SoftmaxOp::kSoftmax || kOp == SoftmaxOp::kLogSoftmax) {
     // The maximum, in lanes so that the scan vectorizes (max is exact, so
@@ -76,7 +97,7 @@ void run_line(const LinePlan& plan, const char* x, const char* y, C* result,
     for (int64_t j = 0; j < n; ++j) {
       ys[j] = vector_math::exp(xs[j] - max);
     }
-    const double sum = dense_blocked_sum(ys.data(), n);
+    const double sum = dense_blocked_sum(ys, n);
     if constexpr (kOp == SoftmaxOp::kSoftmax) {
       const auto divisor = static_cast<C>(sum);
       for (int64_t j = 0; j < n; ++j) {
@@ -93,13 +114,13 @@ void run_line(const LinePlan& plan, const char* x, const char* y, C* result,
     for (int64_t j = 0; j < n; ++j) {
       products[j] = xs[j] * ys[j];
     }
-    const auto dot = static_cast<C>(dense_blocked_sum(products.data(), n));
+    const auto dot = static_cast<C>(dense_blocked_sum(products, n));
     for (int64_t j = 0; j < n; ++j) {
       result[j * result_step] = ys[j] * (xs[j] - dot);
     }
   } else {
     // x = grad_out, y = out (log-probabilities): x - exp(y) * Σ x
-    const auto sum = static_cast<C>(dense_blocked_sum(xs.data(), n));
+    const auto sum = static_cast<C>(dense_blocked_sum(xs, n));
     for (int64_t j = 0; j < n; ++j) {
       result[j * result_step] = xs[j] - vector_math::exp(ys[j]) * sum;
     }
@@ -112,10 +133,20 @@ void run_lines(const LinePlan& plan) {
     return;
   }
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  std::vector<C> results(plan.out.num_elements);
+  // A line is read whole before its results are written, so an output of
+  // the compute type that is disjoint from the inputs, or is the very view
+  // of one, takes the results directly.
+  const auto safe_in_place = [&](const TensorArg& input) {
+    return !plan.out.overlaps(input) || same_view(plan.out, input);
+  };
+  const bool direct = std::is_same_v<T, C> && safe_in_place(plan.x) &&
+                      (!is_backward(kOp) || safe_in_place(plan.y));
+  std::vector<C> results(direct ? 0 : plan.out.num_elements);
   const Shape full = plan.out.shape();
-  const StridedOperand staged = contiguous_operand(
-      reinterpret_cast<char*>(results.data()), full, sizeof(C));
+  const StridedOperand staged =
+      direct ? strided_operand(plan.out)
+             : contiguous_operand(reinterpret_cast<char*>(results.data()), full,
+                                  sizeof(C));
   const int64_t result_step =
       full.rank == 0
           ? 0
@@ -131,12 +162,28 @@ void run_lines(const LinePlan& plan) {
             is_backward(kOp) ? static_cast<size_t>(plan.length) : 0);
         for_each_in_range<3>(plan.lines, {x, y, staged}, begin, end,
                              [&](int64_t, ElementPointers<3> p) {
-                               run_line<kOp, T>(plan, p[0], p[1],
-                                                reinterpret_cast<C*>(p[2]),
-                                                result_step, xs, ys, products);
+                               run_at_isa_level([
+                                 =, &plan, xs = xs.data(), ys = ys.data(),
+                                 products = products.data()
+                               ]() __attribute__((always_inline)) {
+                                 C* const result = reinterpret_cast<C*>(p[2]);
+                                 // A literal step of 1 (lines
+                                 // along the last dim) lets the
+                                 // stores vectorize.
+                                 if (result_step == 1) {
+                                   run_line<kOp, T>(plan, p[0], p[1], result, 1,
+                                                    xs, ys, products);
+                                 } else {
+                                   run_line<kOp, T>(plan, p[0], p[1], result,
+                                                    result_step, xs, ys,
+                                                    products);
+                                 }
+                               });
                              });
       });
-  store_results<T>(plan.out, results, [](C v) { return convert_to<T>(v); });
+  if (!direct) {
+    store_results<T>(plan.out, results, [](C v) { return convert_to<T>(v); });
+  }
 }
 
 template <SoftmaxOp kOp>

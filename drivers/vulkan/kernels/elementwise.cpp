@@ -44,19 +44,6 @@ void pack_scalar(ArgBlock& block, int32_t dtype, const ScalarArg& scalar) {
   }
 }
 
-bool same_view(const TensorArg& a, const TensorArg& b) {
-  if (a.tensor.data != b.tensor.data || a.rank() != b.rank() ||
-      a.element_size != b.element_size) {
-    return false;
-  }
-  for (int d = 0; d < a.rank(); ++d) {
-    if (a.tensor.sizes[d] > 1 && a.tensor.strides[d] != b.tensor.strides[d]) {
-      return false;
-    }
-  }
-  return true;
-}
-
 namespace {
 
 // map.comp's argument block: dest, three inputs (tensors or scalars), two

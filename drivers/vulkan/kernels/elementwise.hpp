@@ -22,10 +22,6 @@ std::string variant(std::string_view kernel, int32_t dtype);
 void pack_scalar(ArgBlock& block, int32_t dtype,
                  const driver_kit::ScalarArg& scalar);
 
-// Whether `a` and `b` are the same view of the same memory (same data,
-// dtype size and strides on every dim that has more than one element).
-bool same_view(const driver_kit::TensorArg& a, const driver_kit::TensorArg& b);
-
 // A dense, row-major copy of `tensor` in scratch memory of `launch`, and the
 // dispatch that fills it (recorded now, so it runs before what follows).
 driver_kit::TensorArg stage_input(KernelLaunch& launch,
