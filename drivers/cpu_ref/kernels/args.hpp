@@ -3,6 +3,8 @@
 // strided operand, since a cpu_ref hal_devptr is a host address.
 #pragma once
 
+#include <type_traits>
+
 #include "common.hpp"
 #include "strided.hpp"
 
@@ -17,5 +19,19 @@ inline StridedOperand strided_operand(const TensorArg& tensor) {
   }
   return operand;
 }
+
+// The hal_dtype of storage type T.
+template <typename T>
+inline constexpr hal_dtype kDtypeOf =
+    std::is_same_v<T, float>      ? HAL_DTYPE_F32
+    : std::is_same_v<T, Half>     ? HAL_DTYPE_F16
+    : std::is_same_v<T, BFloat16> ? HAL_DTYPE_BF16
+    : std::is_same_v<T, double>   ? HAL_DTYPE_F64
+    : std::is_same_v<T, int64_t>  ? HAL_DTYPE_I64
+    : std::is_same_v<T, int32_t>  ? HAL_DTYPE_I32
+    : std::is_same_v<T, int16_t>  ? HAL_DTYPE_I16
+    : std::is_same_v<T, int8_t>   ? HAL_DTYPE_I8
+    : std::is_same_v<T, uint8_t>  ? HAL_DTYPE_U8
+                                  : HAL_DTYPE_BOOL;
 
 }  // namespace cpu_ref

@@ -124,12 +124,12 @@ template <typename Acc>
 void run_conv2d_as(const Conv2dArgs& args) {
   const ConvGeometry& g = args.g;
   const GroupShape s = group_shape(g);
-  const std::vector<Acc> in = read_dense<Acc>(args.in);
-  const std::vector<Acc> weight = read_dense<Acc>(args.weight);
+  const DenseInput<Acc> in(args.in);
+  const DenseInput<Acc> weight(args.weight);
   const std::vector<Acc> bias =
       args.bias ? read_dense<Acc>(*args.bias) : std::vector<Acc>();
-  std::vector<Acc> out(
-      static_cast<size_t>(g.batch * g.out_channels * s.positions));
+  DenseOutput<Acc> out(
+      args.out, {&args.in, &args.weight, args.bias ? &*args.bias : nullptr});
   const int64_t plane = g.height * g.width;
   run_parallel(
       static_cast<size_t>(g.batch * g.groups), g.flops(),
@@ -162,18 +162,17 @@ void run_conv2d_as(const Conv2dArgs& args) {
           }
         }
       });
-  write_dense(args.out, out);
+  out.finish();
 }
 
 template <typename Acc>
 void run_conv2d_backward_input_as(const Conv2dBackwardArgs& args) {
   const ConvGeometry& g = args.g;
   const GroupShape s = group_shape(g);
-  const std::vector<Acc> grad_out = read_dense<Acc>(args.grad_out);
-  const std::vector<Acc> weight = read_dense<Acc>(args.other);
+  const DenseInput<Acc> grad_out(args.grad_out);
+  const DenseInput<Acc> weight(args.other);
   const int64_t plane = g.height * g.width;
-  std::vector<Acc> grad_in(
-      static_cast<size_t>(g.batch * g.in_channels * plane));
+  DenseOutput<Acc> grad_in(args.grad, {&args.grad_out, &args.other});
   run_parallel(
       static_cast<size_t>(g.batch * g.groups), g.flops(),
       [&](const auto& next_job) {
@@ -212,17 +211,17 @@ void run_conv2d_backward_input_as(const Conv2dBackwardArgs& args) {
                               });
         }
       });
-  write_dense(args.grad, grad_in);
+  grad_in.finish();
 }
 
 template <typename Acc>
 void run_conv2d_backward_weight_as(const Conv2dBackwardArgs& args) {
   const ConvGeometry& g = args.g;
   const GroupShape s = group_shape(g);
-  const std::vector<Acc> grad_out = read_dense<Acc>(args.grad_out);
-  const std::vector<Acc> in = read_dense<Acc>(args.other);
+  const DenseInput<Acc> grad_out(args.grad_out);
+  const DenseInput<Acc> in(args.other);
   const int64_t plane = g.height * g.width;
-  std::vector<Acc> grad_weight(static_cast<size_t>(g.out_channels * s.rows));
+  DenseOutput<Acc> grad_weight(args.grad, {&args.grad_out, &args.other});
   // Jobs are (group, block of K columns of grad_weight): any blocking gives
   // the same bits, so the blocks are sized for the thread count.
   constexpr int64_t kAlign = 16;
@@ -259,7 +258,7 @@ void run_conv2d_backward_weight_as(const Conv2dBackwardArgs& args) {
           }
         }
       });
-  write_dense(args.grad, grad_weight);
+  grad_weight.finish();
 }
 
 // Calls run(Acc{}) with the accumulate type of a

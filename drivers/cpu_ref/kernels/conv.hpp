@@ -12,6 +12,8 @@
 // drivers.
 #pragma once
 
+#include <algorithm>
+#include <initializer_list>
 #include <vector>
 
 #include "common.hpp"
@@ -83,5 +85,68 @@ void write_dense(const TensorArg& tensor, const std::vector<V>& values) {
     });
   });
 }
+
+// `tensor`'s elements as a dense row-major array of V: the tensor's own
+// memory when it already is one (dense, of dtype V), else a converted copy
+// (read_dense). In place is safe wherever the kernel's outputs are staged
+// or overlap no input (DenseOutput).
+template <typename V>
+class DenseInput {
+ public:
+  explicit DenseInput(const TensorArg& tensor) {
+    if (tensor.dtype() == kDtypeOf<V> &&
+        is_dense(strided_operand(tensor), tensor.shape(), sizeof(V))) {
+      data_ = reinterpret_cast<const V*>(tensor.tensor.data);
+    } else {
+      copy_ = read_dense<V>(tensor);
+      data_ = copy_.data();
+    }
+  }
+  const V* data() const { return data_; }
+
+ private:
+  std::vector<V> copy_;
+  const V* data_ = nullptr;
+};
+
+// Where a kernel computes `tensor`'s results, a zero-filled dense
+// row-major array of V: the tensor's own memory when it is dense, of dtype
+// V and overlaps none of `inputs` (nullptr entries are skipped), else a
+// buffer that finish() stores, rounding once to the tensor's dtype, after
+// the kernel has read everything.
+template <typename V>
+class DenseOutput {
+ public:
+  DenseOutput(const TensorArg& tensor,
+              std::initializer_list<const TensorArg*> inputs)
+      : tensor_(tensor) {
+    const auto count = static_cast<size_t>(tensor.num_elements);
+    bool direct = tensor.dtype() == kDtypeOf<V> &&
+                  is_dense(strided_operand(tensor), tensor.shape(), sizeof(V));
+    for (const TensorArg* input : inputs) {
+      direct = direct && (input == nullptr || !tensor.overlaps(*input));
+    }
+    if (direct) {
+      data_ = reinterpret_cast<V*>(tensor.tensor.data);
+      std::fill_n(data_, count, V{0});
+    } else {
+      buffer_.resize(count);
+      data_ = buffer_.data();
+    }
+    staged_ = !direct;
+  }
+  V* data() { return data_; }
+  void finish() {
+    if (staged_) {
+      write_dense(tensor_, buffer_);
+    }
+  }
+
+ private:
+  const TensorArg& tensor_;
+  std::vector<V> buffer_;
+  V* data_ = nullptr;
+  bool staged_ = false;
+};
 
 }  // namespace cpu_ref

@@ -64,20 +64,6 @@ inline int64_t wrap_mul(int64_t a, int64_t b) {
                               static_cast<uint64_t>(b));
 }
 
-// The hal_dtype of storage type T.
-template <typename T>
-inline constexpr hal_dtype kDtypeOf =
-    std::is_same_v<T, float>      ? HAL_DTYPE_F32
-    : std::is_same_v<T, Half>     ? HAL_DTYPE_F16
-    : std::is_same_v<T, BFloat16> ? HAL_DTYPE_BF16
-    : std::is_same_v<T, double>   ? HAL_DTYPE_F64
-    : std::is_same_v<T, int64_t>  ? HAL_DTYPE_I64
-    : std::is_same_v<T, int32_t>  ? HAL_DTYPE_I32
-    : std::is_same_v<T, int16_t>  ? HAL_DTYPE_I16
-    : std::is_same_v<T, int8_t>   ? HAL_DTYPE_I8
-    : std::is_same_v<T, uint8_t>  ? HAL_DTYPE_U8
-                                  : HAL_DTYPE_BOOL;
-
 // Whether storage type T is in HAL_DTYPE_BIT mask `dtypes` (prunes the
 // instantiations a kernel never runs).
 template <typename T>
