@@ -9,8 +9,10 @@
 // in reduce.hpp's blocked lanes (which vectorize), and each result is
 // rounded once to the dtype, so the bits do not depend on the thread
 // count. grad_weight and grad_bias sum over
-// rows in increasing row order. All results are staged and stored only
-// after every input has been read, so outputs may overlap inputs.
+// rows in increasing row order. Results are staged and stored only after
+// every input has been read (the forward's rows go straight to an `out`
+// that cannot disturb what is still to be read), so outputs may overlap
+// inputs.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -124,7 +126,16 @@ void run_layer_norm(const LayerNormPlan& plan) {
       plan.weight ? load_all<T>(*plan.weight) : std::vector<double>();
   const std::vector<double> bias =
       plan.bias ? load_all<T>(*plan.bias) : std::vector<double>();
-  std::vector<T> out(rows * n), mean(rows), rstd(rows);
+  // weight and bias are copied already, and each row of `in` is read whole
+  // before its results are written, so a dense `out` disjoint from `in` or
+  // the same view takes the rows directly; otherwise they are staged and
+  // stored once every row is done.
+  const bool direct =
+      is_dense(strided_operand(plan.out), plan.out.shape(), sizeof(T)) &&
+      (!plan.out.overlaps(plan.in) || same_view(plan.out, plan.in));
+  std::vector<T> staged(direct ? 0 : rows * n), mean(rows), rstd(rows);
+  T* const out =
+      direct ? reinterpret_cast<T*>(plan.out.tensor.data) : staged.data();
   run_parallel(
       rows, 8.0 * static_cast<double>(rows * n),
       [&](const std::function<bool(size_t&)>& next_job) {
@@ -135,13 +146,12 @@ void run_layer_norm(const LayerNormPlan& plan) {
         size_t row;
         while (next_job(row)) {
           load_row<T>(in, row, x.data());
+          const double* const xs = x.data();
+          double* const squares_of = deviations.data();
+          T* const row_out = out + row * n;
           double mu = 0, r = 0;
           // At the running level's vector width (same bits).
-          run_at_isa_level([
-            =, &mu, &r, xs = x.data(), squares_of = deviations.data(),
-            row_out = out.data() + row *
-            n
-          ]() __attribute__((always_inline)) {
+          run_at_isa_level([ =, &mu, &r ]() __attribute__((always_inline)) {
             const auto count = static_cast<int64_t>(n);
             // torch reports mean 0 (and rstd NaN) for empty rows.
             mu = n == 0 ? 0.0 : dense_blocked_sum(xs, count) / n;
@@ -175,7 +185,9 @@ void run_layer_norm(const LayerNormPlan& plan) {
   const Rows mean_rows = split_rows(plan.mean, k);
   const Rows rstd_rows = split_rows(plan.rstd, k);
   for (size_t row = 0; row < rows; ++row) {
-    store_row<T>(out_rows, row, out.data() + row * n);
+    if (!direct) {
+      store_row<T>(out_rows, row, out + row * n);
+    }
     store_row<T>(mean_rows, row, &mean[row]);
     store_row<T>(rstd_rows, row, &rstd[row]);
   }
