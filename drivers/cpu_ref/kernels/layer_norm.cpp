@@ -91,9 +91,12 @@ template <typename T>
 void store_row(const Rows& rows, size_t row, const T* values) {
   StridedOperand operand = rows.inner_operand;
   operand.base = rows.bases[row];
+  const auto count = static_cast<size_t>(rows.inner.num_elements());
+  if (count == 0) {
+    return;  // an empty tensor's data may be NULL, which memcpy may not see
+  }
   if (is_dense(operand, rows.inner, sizeof(T))) {
-    std::memcpy(operand.base, values,
-                static_cast<size_t>(rows.inner.num_elements()) * sizeof(T));
+    std::memcpy(operand.base, values, count * sizeof(T));
     return;
   }
   for_each_element<1>(rows.inner, {operand},

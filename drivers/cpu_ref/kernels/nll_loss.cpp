@@ -42,6 +42,9 @@ std::vector<int64_t> load_targets(const NllArgs& nll, const char* kernel) {
   std::vector<int64_t> targets;
   const StridedOperand operand = strided_operand(nll.target);
   const Shape shape = nll.target.shape();
+  if (nll.target.num_elements == 0) {
+    return targets;  // its data may be NULL, which memcpy may not see
+  }
   if (is_dense(operand, shape, sizeof(int64_t))) {
     targets.resize(static_cast<size_t>(nll.target.num_elements));
     std::memcpy(targets.data(), operand.base, targets.size() * sizeof(int64_t));

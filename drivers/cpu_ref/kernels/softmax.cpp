@@ -42,10 +42,6 @@ struct LinePlan {
   int dim = 0;
 };
 
-// Computes one line into `result` (`result_step` apart) in C, the compute
-// type (f32 for f32, f16 and bf16; f64 for f64): the line is first read
-// into dense buffers, so the exp and sum loops vectorize; sums are
-// reduce.hpp's blocked lanes, exps vector_math.hpp's.
 // Reads n elements `step` bytes apart into dense `values`; a line along
 // the innermost dim (the usual case) has the element size as its step and
 // is read by a loop that vectorizes.
@@ -64,9 +60,12 @@ template <typename T, typename C>
   }
 }
 
-// Inlined into run_at_isa_level's loop (run_lines), so that it vectorizes
-// at the running level's width; lanes and order are fixed, so the bits
-// are the same at every width.
+// Computes one line into `result` (`result_step` apart) in C, the compute
+// type (f32 for f32, f16 and bf16; f64 for f64): the line is first read
+// into dense buffers, so the exp and sum loops vectorize; sums are
+// reduce.hpp's blocked lanes, exps vector_math.hpp's. Inlined into
+// run_lines' run_at_isa_level, so it vectorizes at the running level's
+// width; lanes and order are fixed, so the bits are the same at any width.
 template <SoftmaxOp kOp, typename T, typename C>
 [[gnu::always_inline]] inline void run_line(const LinePlan& plan, const char* x,
                                             const char* y, C* result,
@@ -167,9 +166,8 @@ void run_lines(const LinePlan& plan) {
                                  products = products.data()
                                ]() __attribute__((always_inline)) {
                                  C* const result = reinterpret_cast<C*>(p[2]);
-                                 // A literal step of 1 (lines
-                                 // along the last dim) lets the
-                                 // stores vectorize.
+                                 // A literal step of 1 (lines along the
+                                 // last dim) lets the stores vectorize.
                                  if (result_step == 1) {
                                    run_line<kOp, T>(plan, p[0], p[1], result, 1,
                                                     xs, ys, products);
