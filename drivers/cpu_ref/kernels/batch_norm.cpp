@@ -57,6 +57,20 @@ double channel_sum(const ChannelLayout& l, int64_t c,
   return total;
 }
 
+// Runs body(c, scratch) for every channel c, channels split across
+// threads, with one l.spatial-long scratch run per thread for channel_sum.
+template <typename Body>
+void for_each_channel(const ChannelLayout& l, double flops, Body&& body) {
+  run_parallel(static_cast<size_t>(l.channels), flops,
+               [&](const auto& next_job) {
+                 std::vector<double> scratch(static_cast<size_t>(l.spatial));
+                 size_t job;
+                 while (next_job(job)) {
+                   body(static_cast<int64_t>(job), scratch);
+                 }
+               });
+}
+
 void run_batch_norm(const BatchNormArgs& args) {
   const ChannelLayout& l = args.layout;
   const std::vector<double> in = read_dense(args.in);
@@ -68,36 +82,30 @@ void run_batch_norm(const BatchNormArgs& args) {
   std::vector<double> invstd(static_cast<size_t>(l.channels));
   std::vector<double> out(in.size());
   const double count = static_cast<double>(l.count());
-  run_parallel(
-      static_cast<size_t>(l.channels), 8.0 * in.size(),
-      [&](const auto& next_job) {
-        std::vector<double> scratch(static_cast<size_t>(l.spatial));
-        size_t job;
-        while (next_job(job)) {
-          const int64_t c = static_cast<int64_t>(job);
-          if (args.training) {
-            const double sum =
-                channel_sum(l, c, scratch, [&](size_t at) { return in[at]; });
-            const double mu = sum / count;
-            mean[c] = mu;
-            const double var_sum = channel_sum(l, c, scratch, [&](size_t at) {
-              const double deviation = in[at] - mu;
-              return deviation * deviation;
-            });
-            invstd[c] = 1 / std::sqrt(var_sum / count + args.eps);
-            running_mean[c] =
-                args.momentum * mean[c] + (1 - args.momentum) * running_mean[c];
-            running_var[c] = args.momentum * (var_sum / (count - 1)) +
-                             (1 - args.momentum) * running_var[c];
-          } else {
-            mean[c] = running_mean[c];
-            invstd[c] = 1 / std::sqrt(running_var[c] + args.eps);
-          }
-          for (int64_t n = 0; n < l.batch; ++n) {
-            for (int64_t s = 0; s < l.spatial; ++s) {
-              const size_t at = l.at(n, c, s);
-              out[at] = (in[at] - mean[c]) * invstd[c] * weight[c] + bias[c];
-            }
+  for_each_channel(
+      l, 8.0 * in.size(), [&](int64_t c, std::vector<double>& scratch) {
+        if (args.training) {
+          const double sum =
+              channel_sum(l, c, scratch, [&](size_t at) { return in[at]; });
+          const double mu = sum / count;
+          mean[c] = mu;
+          const double var_sum = channel_sum(l, c, scratch, [&](size_t at) {
+            const double deviation = in[at] - mu;
+            return deviation * deviation;
+          });
+          invstd[c] = 1 / std::sqrt(var_sum / count + args.eps);
+          running_mean[c] =
+              args.momentum * mean[c] + (1 - args.momentum) * running_mean[c];
+          running_var[c] = args.momentum * (var_sum / (count - 1)) +
+                           (1 - args.momentum) * running_var[c];
+        } else {
+          mean[c] = running_mean[c];
+          invstd[c] = 1 / std::sqrt(running_var[c] + args.eps);
+        }
+        for (int64_t n = 0; n < l.batch; ++n) {
+          for (int64_t s = 0; s < l.spatial; ++s) {
+            const size_t at = l.at(n, c, s);
+            out[at] = (in[at] - mean[c]) * invstd[c] * weight[c] + bias[c];
           }
         }
       });
@@ -130,35 +138,29 @@ void run_batch_norm_backward(const BatchNormBackwardArgs& args) {
   std::vector<double> grad_weight(static_cast<size_t>(l.channels));
   std::vector<double> grad_bias(static_cast<size_t>(l.channels));
   const double count = static_cast<double>(l.count());
-  run_parallel(
-      static_cast<size_t>(l.channels), 10.0 * in.size(),
-      [&](const auto& next_job) {
-        std::vector<double> scratch(static_cast<size_t>(l.spatial));
-        size_t job;
-        while (next_job(job)) {
-          const int64_t c = static_cast<int64_t>(job);
-          const double mu = mean[c];
-          const double sum = channel_sum(
-              l, c, scratch, [&](size_t at) { return grad_out[at]; });
-          const double dot = channel_sum(l, c, scratch, [&](size_t at) {
-            return (in[at] - mu) * grad_out[at];
-          });
-          grad_weight[c] = dot * invstd[c];
-          grad_bias[c] = sum;
-          if (grad_in.empty()) {
-            continue;
-          }
-          const double k = dot * invstd[c] * invstd[c] / count;
-          const double grad_mean = sum / count;
-          for (int64_t n = 0; n < l.batch; ++n) {
-            for (int64_t s = 0; s < l.spatial; ++s) {
-              const size_t at = l.at(n, c, s);
-              grad_in[at] =
-                  args.training
-                      ? (grad_out[at] - grad_mean - (in[at] - mean[c]) * k) *
-                            invstd[c] * weight[c]
-                      : grad_out[at] * invstd[c] * weight[c];
-            }
+  for_each_channel(
+      l, 10.0 * in.size(), [&](int64_t c, std::vector<double>& scratch) {
+        const double mu = mean[c];
+        const double sum =
+            channel_sum(l, c, scratch, [&](size_t at) { return grad_out[at]; });
+        const double dot = channel_sum(l, c, scratch, [&](size_t at) {
+          return (in[at] - mu) * grad_out[at];
+        });
+        grad_weight[c] = dot * invstd[c];
+        grad_bias[c] = sum;
+        if (grad_in.empty()) {
+          return;
+        }
+        const double k = dot * invstd[c] * invstd[c] / count;
+        const double grad_mean = sum / count;
+        for (int64_t n = 0; n < l.batch; ++n) {
+          for (int64_t s = 0; s < l.spatial; ++s) {
+            const size_t at = l.at(n, c, s);
+            grad_in[at] =
+                args.training
+                    ? (grad_out[at] - grad_mean - (in[at] - mean[c]) * k) *
+                          invstd[c] * weight[c]
+                    : grad_out[at] * invstd[c] * weight[c];
           }
         }
       });
